@@ -1,0 +1,288 @@
+package io.jdet;
+
+/**
+ * Every tunable of a device, in one place ({@code det_attr} and DET's module parameters). Each has a system
+ * property that sets its default, so a tool can be tuned without code. Fluent, validated by {@link #conclude()}
+ * when a device opens with it; a device keeps its own copy.
+ */
+public final class Configuration implements Cloneable {
+    /** Property of {@link #windowFrames()}. */
+    public static final String WINDOW_FRAMES_PROP = "jdet.window.frames";
+    /**
+     * Default most unacknowledged frames per stream: 64. DET used 40 at 1.5 KB frames; loopback frames are up to
+     * 64 KiB, and a larger window only costs retransmit bookkeeping.
+     */
+    public static final int WINDOW_FRAMES_DEFAULT = 64;
+    /** Property of {@link #timerPeriodUs()}. */
+    public static final String TIMER_PERIOD_US_PROP = "jdet.timer.period.us";
+    /** Default background tick: 1000 us. Timers are checked on every poll too, so this only bounds idle work. */
+    public static final int TIMER_PERIOD_US_DEFAULT = 1000;
+    /** Property of {@link #ackTimeoutMs()}. */
+    public static final String ACK_TIMEOUT_MS_PROP = "jdet.ack.timeout.ms";
+    /** Default give-up time without acknowledgement progress: 5000 ms (DET: 60 s, which hides dead peers). */
+    public static final long ACK_TIMEOUT_MS_DEFAULT = 5000;
+    /** Property of {@link #minRtoUs()}. */
+    public static final String MIN_RTO_US_PROP = "jdet.rto.min.us";
+    /** Default smallest retransmission timeout: 2000 us, well above a loaded loopback round trip. */
+    public static final int MIN_RTO_US_DEFAULT = 2000;
+    /** Property of {@link #maxRtoUs()}. */
+    public static final String MAX_RTO_US_PROP = "jdet.rto.max.us";
+    /** Default largest retransmission timeout after back-off: 250000 us. */
+    public static final int MAX_RTO_US_DEFAULT = 250_000;
+    /** Property of {@link #ackDelayUs()}. */
+    public static final String ACK_DELAY_US_PROP = "jdet.ack.delay.us";
+    /**
+     * Default delayed-ack time: 20 us. An acknowledgement waits this long for outgoing data to ride on, so a
+     * ping-pong sends no separate ack frames (DET had no delayed ack, which stalled suppressed bursts).
+     */
+    public static final int ACK_DELAY_US_DEFAULT = 20;
+    /** Property of {@link #rnrRetryCount()}. */
+    public static final String RNR_RETRY_COUNT_PROP = "jdet.rnr.retry.count";
+    /** Default receiver-not-ready retries before a send fails with RNR_RETRY_EXCEEDED: 7, as ibverbs allows. */
+    public static final int RNR_RETRY_COUNT_DEFAULT = 7;
+    /** Property of {@link #rnrDelayUs()}. */
+    public static final String RNR_DELAY_US_PROP = "jdet.rnr.delay.us";
+    /** Default wait before retrying a message the receiver was not ready for: 1000 us. */
+    public static final int RNR_DELAY_US_DEFAULT = 1000;
+    /** Property of {@link #maxRegisteredBytes()}. */
+    public static final String MAX_REGISTERED_BYTES_PROP = "jdet.max.registered.bytes";
+    /** Default registration quota: unlimited (DET: 50% of RAM, since it pinned pages; jdet pins nothing). */
+    public static final long MAX_REGISTERED_BYTES_DEFAULT = Long.MAX_VALUE;
+    /** Property of {@link #loopMtu()}. */
+    public static final String LOOP_MTU_PROP = "jdet.loop.mtu";
+    /** Default frame size of the in-process fabric: 65000 bytes, close to UDP loopback's. */
+    public static final int LOOP_MTU_DEFAULT = 65_000;
+    /** Property of {@link #loopRingFrames()}. */
+    public static final String LOOP_RING_FRAMES_PROP = "jdet.loop.ring.frames";
+    /** Default inbound ring of an in-process NIC: 256 frames. A full ring drops, and the protocol recovers. */
+    public static final int LOOP_RING_FRAMES_DEFAULT = 256;
+
+    private int windowFrames = Integer.getInteger(WINDOW_FRAMES_PROP, WINDOW_FRAMES_DEFAULT);
+    private int timerPeriodUs = Integer.getInteger(TIMER_PERIOD_US_PROP, TIMER_PERIOD_US_DEFAULT);
+    private long ackTimeoutMs = Long.getLong(ACK_TIMEOUT_MS_PROP, ACK_TIMEOUT_MS_DEFAULT);
+    private int minRtoUs = Integer.getInteger(MIN_RTO_US_PROP, MIN_RTO_US_DEFAULT);
+    private int maxRtoUs = Integer.getInteger(MAX_RTO_US_PROP, MAX_RTO_US_DEFAULT);
+    private int ackDelayUs = Integer.getInteger(ACK_DELAY_US_PROP, ACK_DELAY_US_DEFAULT);
+    private int rnrRetryCount = Integer.getInteger(RNR_RETRY_COUNT_PROP, RNR_RETRY_COUNT_DEFAULT);
+    private int rnrDelayUs = Integer.getInteger(RNR_DELAY_US_PROP, RNR_DELAY_US_DEFAULT);
+    private long maxRegisteredBytes = Long.getLong(MAX_REGISTERED_BYTES_PROP, MAX_REGISTERED_BYTES_DEFAULT);
+    private int loopMtu = Integer.getInteger(LOOP_MTU_PROP, LOOP_MTU_DEFAULT);
+    private int loopRingFrames = Integer.getInteger(LOOP_RING_FRAMES_PROP, LOOP_RING_FRAMES_DEFAULT);
+    private FaultPlan faults = FaultPlan.NONE;
+
+    /** Creates a configuration from the defaults and system properties. */
+    public Configuration() {
+    }
+
+    /**
+     * Checks every value.
+     *
+     * @return this
+     * @throws DetException EINVAL if a value is out of range
+     */
+    public Configuration conclude() {
+        check(windowFrames >= 4 && windowFrames <= 1024, "windowFrames must be in [4, 1024]");
+        check(timerPeriodUs >= 50 && timerPeriodUs <= 1_000_000, "timerPeriodUs must be in [50, 1000000]");
+        check(ackTimeoutMs >= 10, "ackTimeoutMs must be at least 10");
+        check(minRtoUs >= 10 && maxRtoUs >= minRtoUs, "need 10 <= minRtoUs <= maxRtoUs");
+        check(ackDelayUs >= 0, "ackDelayUs must not be negative");
+        check(rnrRetryCount >= 0 && rnrDelayUs >= 0, "rnr settings must not be negative");
+        check(maxRegisteredBytes > 0, "maxRegisteredBytes must be positive");
+        check(loopMtu >= 512 && loopMtu <= 65_507, "loopMtu must be in [512, 65507]");
+        check(loopRingFrames >= 8 && Integer.bitCount(loopRingFrames) == 1, "loopRingFrames: a power of 2, >= 8");
+        check(faults != null, "faults must not be null");
+        return this;
+    }
+
+    private static void check(final boolean ok, final String message) {
+        if (!ok) {
+            throw new DetException(Errno.EINVAL, message);
+        }
+    }
+
+    @Override
+    public Configuration clone() {
+        try {
+            return (Configuration) super.clone();
+        } catch (final CloneNotSupportedException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /** @return the most unacknowledged frames per stream */
+    public int windowFrames() {
+        return windowFrames;
+    }
+
+    /**
+     * @param value the most unacknowledged frames per stream
+     * @return this
+     */
+    public Configuration windowFrames(final int value) {
+        windowFrames = value;
+        return this;
+    }
+
+    /** @return the background timer period in microseconds */
+    public int timerPeriodUs() {
+        return timerPeriodUs;
+    }
+
+    /**
+     * @param value the background timer period in microseconds
+     * @return this
+     */
+    public Configuration timerPeriodUs(final int value) {
+        timerPeriodUs = value;
+        return this;
+    }
+
+    /** @return the time without acknowledgement progress after which a sender gives up, in milliseconds */
+    public long ackTimeoutMs() {
+        return ackTimeoutMs;
+    }
+
+    /**
+     * @param value the give-up time in milliseconds
+     * @return this
+     */
+    public Configuration ackTimeoutMs(final long value) {
+        ackTimeoutMs = value;
+        return this;
+    }
+
+    /** @return the smallest retransmission timeout in microseconds */
+    public int minRtoUs() {
+        return minRtoUs;
+    }
+
+    /**
+     * @param value the smallest retransmission timeout in microseconds
+     * @return this
+     */
+    public Configuration minRtoUs(final int value) {
+        minRtoUs = value;
+        return this;
+    }
+
+    /** @return the largest retransmission timeout in microseconds */
+    public int maxRtoUs() {
+        return maxRtoUs;
+    }
+
+    /**
+     * @param value the largest retransmission timeout in microseconds
+     * @return this
+     */
+    public Configuration maxRtoUs(final int value) {
+        maxRtoUs = value;
+        return this;
+    }
+
+    /** @return how long an acknowledgement may wait for data to ride on, in microseconds */
+    public int ackDelayUs() {
+        return ackDelayUs;
+    }
+
+    /**
+     * @param value the delayed-ack time in microseconds
+     * @return this
+     */
+    public Configuration ackDelayUs(final int value) {
+        ackDelayUs = value;
+        return this;
+    }
+
+    /** @return receiver-not-ready retries before failing */
+    public int rnrRetryCount() {
+        return rnrRetryCount;
+    }
+
+    /**
+     * @param value receiver-not-ready retries before failing
+     * @return this
+     */
+    public Configuration rnrRetryCount(final int value) {
+        rnrRetryCount = value;
+        return this;
+    }
+
+    /** @return the wait before a receiver-not-ready retry, in microseconds */
+    public int rnrDelayUs() {
+        return rnrDelayUs;
+    }
+
+    /**
+     * @param value the wait before a receiver-not-ready retry, in microseconds
+     * @return this
+     */
+    public Configuration rnrDelayUs(final int value) {
+        rnrDelayUs = value;
+        return this;
+    }
+
+    /** @return the registration quota in bytes */
+    public long maxRegisteredBytes() {
+        return maxRegisteredBytes;
+    }
+
+    /**
+     * @param value the registration quota in bytes
+     * @return this
+     */
+    public Configuration maxRegisteredBytes(final long value) {
+        maxRegisteredBytes = value;
+        return this;
+    }
+
+    /** @return the frame size of the in-process fabric, in bytes */
+    public int loopMtu() {
+        return loopMtu;
+    }
+
+    /**
+     * @param value the frame size of the in-process fabric, in bytes
+     * @return this
+     */
+    public Configuration loopMtu(final int value) {
+        loopMtu = value;
+        return this;
+    }
+
+    /** @return the inbound ring size of an in-process NIC, in frames */
+    public int loopRingFrames() {
+        return loopRingFrames;
+    }
+
+    /**
+     * @param value the inbound ring size of an in-process NIC, in frames (a power of two)
+     * @return this
+     */
+    public Configuration loopRingFrames(final int value) {
+        loopRingFrames = value;
+        return this;
+    }
+
+    /** @return the faults every link of the device injects into the frames it sends */
+    public FaultPlan faults() {
+        return faults;
+    }
+
+    /**
+     * @param value the faults every link of the device injects into the frames it sends
+     * @return this
+     */
+    public Configuration faults(final FaultPlan value) {
+        faults = value;
+        return this;
+    }
+
+    @Override
+    public String toString() {
+        return "Configuration[windowFrames=" + windowFrames + ", timerPeriodUs=" + timerPeriodUs + ", ackTimeoutMs="
+            + ackTimeoutMs + ", minRtoUs=" + minRtoUs + ", maxRtoUs=" + maxRtoUs + ", ackDelayUs=" + ackDelayUs
+            + ", rnrRetryCount=" + rnrRetryCount + ", rnrDelayUs=" + rnrDelayUs + ", maxRegisteredBytes="
+            + maxRegisteredBytes + ", loopMtu=" + loopMtu + ", loopRingFrames=" + loopRingFrames + ", faults="
+            + faults + "]";
+    }
+}

@@ -1,0 +1,24 @@
+package io.jdet;
+
+/** Completion queue states ({@code enum det_cq_state}). */
+public enum CqState {
+    /** Usable. */
+    READY(0),
+    /** Overrun: a completion could not be stored; the queue pairs using it were moved to ERROR. */
+    ERROR(1);
+
+    private final int code;
+
+    CqState(final int code) {
+        this.code = code;
+    }
+
+    /**
+     * The numeric value, as in DET.
+     *
+     * @return the value
+     */
+    public int code() {
+        return code;
+    }
+}

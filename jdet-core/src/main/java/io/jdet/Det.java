@@ -1,0 +1,80 @@
+package io.jdet;
+
+import io.jdet.internal.engine.DeviceImpl;
+
+/**
+ * The jdet device ({@code det_open}): the root of every other object. Closing it closes everything opened
+ * through it, in DET's order (queue pairs, completion queues, windows, regions, domains, NICs, event queues).
+ *
+ * <pre>{@code
+ * try (Det det = Det.open()) {
+ *     EventQueue events = det.createEvent(null);
+ *     Nic nic = det.openNic("loop", events);
+ *     ...
+ * }
+ * }</pre>
+ */
+public interface Det extends AutoCloseable {
+
+    /**
+     * Opens a device with the default {@link Configuration} ({@code det_open}).
+     *
+     * @return the device
+     */
+    static Det open() {
+        return open(new Configuration());
+    }
+
+    /**
+     * Opens a device.
+     *
+     * @param configuration the tunables; the device keeps a copy
+     * @return the device
+     * @throws DetException EINVAL if a tunable is out of range
+     */
+    static Det open(final Configuration configuration) {
+        return new DeviceImpl(configuration.clone().conclude());
+    }
+
+    /**
+     * Settings and statistics ({@code det_query}).
+     *
+     * @return the attributes
+     */
+    DeviceAttributes query();
+
+    /**
+     * The configuration the device runs with.
+     *
+     * @return a copy of it
+     */
+    Configuration configuration();
+
+    /**
+     * Creates an event queue ({@code det_create_event}).
+     *
+     * @param handler called on the waiting thread for every event it takes, or null
+     * @return the event queue
+     * @throws IllegalStateException if the device is closed
+     */
+    EventQueue createEvent(EventHandler handler);
+
+    /**
+     * Opens a NIC ({@code det_open_nic}). Names: {@code "loop"} or {@code "loop:<fabric>"} for the in-process
+     * fabric (NICs on the same fabric name reach each other), {@code "udp:<address>[:<port>]"} for UDP, or an
+     * interface name such as {@code "lo"}.
+     *
+     * @param name  the NIC name
+     * @param event where asynchronous events of the NIC and its resources go; may be null to drop them
+     * @return the NIC
+     * @throws DetException ENODEV if the name names no usable link
+     * @throws IllegalStateException if the device is closed
+     */
+    Nic openNic(String name, EventQueue event);
+
+    /**
+     * Closes the device and everything opened through it ({@code det_close}); closing twice does nothing.
+     */
+    @Override
+    void close();
+}

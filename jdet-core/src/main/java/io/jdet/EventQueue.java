@@ -1,0 +1,46 @@
+package io.jdet;
+
+/**
+ * A queue of asynchronous events ({@code struct det_event}): armed completion queues firing, queue pair errors,
+ * remote disconnects and user-generated events. Any thread may wait on it; waiting blocks without spinning.
+ */
+public interface EventQueue extends AutoCloseable {
+    /** Wait forever ({@code DET_NO_TIMEOUT}). */
+    long NO_TIMEOUT = Long.MAX_VALUE;
+
+    /**
+     * Takes the oldest event, waiting up to {@code timeoutUs} for one ({@code det_wait_on_event}). The handler, if
+     * any, runs on this thread before the call returns.
+     *
+     * @param timeoutUs 0 to poll, {@link #NO_TIMEOUT} to wait forever, else microseconds
+     * @param record    filled with the event
+     * @throws DetException EAGAIN if polling found none, or the queue was closed while waiting;
+     *                      ETIME if the time ran out; EINTR if the thread was interrupted; EINVAL for a negative
+     *                      timeout
+     */
+    void waitOn(long timeoutUs, EventRecord record);
+
+    /**
+     * Queues a user event ({@code det_generate_event}) with code {@link EventCode#USER_GENERATED} and type
+     * {@link ResourceType#UNKNOWN}.
+     *
+     * @param handle the value the record's {@link EventRecord#handle()} will hold
+     * @throws IllegalStateException if the queue is closed
+     */
+    void generate(Object handle);
+
+    /**
+     * How many events are queued.
+     *
+     * @return the count
+     */
+    int pending();
+
+    /**
+     * Destroys the queue ({@code det_destroy_event}) and wakes its waiters, who get EAGAIN.
+     *
+     * @throws DetException EBUSY while a NIC or a completion queue still reports to it
+     */
+    @Override
+    void close();
+}

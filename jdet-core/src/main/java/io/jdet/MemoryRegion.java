@@ -1,0 +1,82 @@
+package io.jdet;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A registered memory region ({@code struct det_mr}). Its local key names it in local data segments; its remote
+ * key, non-zero only with a remote right, lets a peer read, write or run atomics on it.
+ */
+public interface MemoryRegion extends AutoCloseable {
+
+    /**
+     * The local key. Never 0, never equal to the remote key.
+     *
+     * @return the key
+     */
+    int lKey();
+
+    /**
+     * The remote key, or 0 if the region grants no remote right.
+     *
+     * @return the key
+     */
+    int rKey();
+
+    /**
+     * The virtual address of the first byte: the segment's real address.
+     *
+     * @return the address
+     */
+    long address();
+
+    /**
+     * The length in bytes.
+     *
+     * @return the length
+     */
+    long length();
+
+    /**
+     * The registered memory.
+     *
+     * @return the segment
+     */
+    MemorySegment segment();
+
+    /**
+     * The current state ({@code det_query_mr}).
+     *
+     * @return the attributes
+     * @throws IllegalStateException if deregistered
+     */
+    MrAttributes query();
+
+    /**
+     * Changes the domain and/or the rights ({@code det_modify_mr}) and always issues new keys; the old ones stop
+     * working at once. Read the new keys with {@link #lKey()} and {@link #rKey()}.
+     *
+     * @param pd     the new domain, or null to keep the current one
+     * @param access the new rights, or -1 to keep the current ones
+     * @throws DetException EBUSY while windows are bound to the region; EINVAL for an illegal combination of
+     *                      rights, or a domain of another NIC
+     */
+    void modify(ProtectionDomain pd, int access);
+
+    /**
+     * Registers the same memory again, with its own domain, rights and keys ({@code det_reg_shared}).
+     *
+     * @param pd     the domain of the new region
+     * @param access its rights
+     * @return the new region
+     * @throws DetException the errors of {@link ProtectionDomain#regMr}
+     */
+    MemoryRegion regShared(ProtectionDomain pd, int access);
+
+    /**
+     * Deregisters the region ({@code det_dereg_mr}); its keys stop working at once.
+     *
+     * @throws DetException EBUSY while windows are bound to it
+     */
+    @Override
+    void close();
+}

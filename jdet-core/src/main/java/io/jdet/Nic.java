@@ -1,0 +1,56 @@
+package io.jdet;
+
+/**
+ * A NIC ({@code struct det_nic}): a link endpoint with its own address, limits, keys and queue pair numbers.
+ */
+public interface Nic extends AutoCloseable {
+
+    /**
+     * Identity and limits ({@code det_query_nic}).
+     *
+     * @return the attributes
+     */
+    NicAttributes query();
+
+    /**
+     * The link address peers connect to, for example {@code loop:default/1} or {@code udp:127.0.0.1:40000}.
+     *
+     * @return the address
+     */
+    String address();
+
+    /**
+     * Allocates a protection domain ({@code det_alloc_pd}).
+     *
+     * @return the domain
+     * @throws DetException EAGAIN if the NIC has its maximum number of domains
+     */
+    ProtectionDomain allocPd();
+
+    /**
+     * Creates a completion queue ({@code det_create_cq}). The size is rounded up to a whole number of
+     * {@link NicAttributes#minCqSize()} entries, as DET fills whole pages; 0 is legal (resize later).
+     *
+     * @param size  the least number of completions it must hold
+     * @param event where its completion events go when armed; may be null if it is never armed
+     * @return the completion queue
+     * @throws DetException EINVAL if size is negative or above the maximum; EAGAIN if the NIC has its maximum
+     *                      number of completion queues
+     */
+    CompletionQueue createCq(int size, EventQueue event);
+
+    /**
+     * Counters of the NIC's protocol engine (frames, acknowledgements, retransmissions, drops by cause).
+     *
+     * @return a snapshot, by counter name
+     */
+    java.util.Map<String, Long> counters();
+
+    /**
+     * Closes the NIC ({@code det_close_nic}).
+     *
+     * @throws DetException EBUSY while domains or completion queues remain
+     */
+    @Override
+    void close();
+}

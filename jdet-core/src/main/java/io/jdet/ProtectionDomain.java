@@ -1,0 +1,58 @@
+package io.jdet;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A protection domain ({@code struct det_pd}): regions, windows and queue pairs work together only inside one.
+ */
+public interface ProtectionDomain extends AutoCloseable {
+
+    /**
+     * The NIC the domain belongs to.
+     *
+     * @return the NIC
+     */
+    Nic nic();
+
+    /**
+     * Registers native memory ({@code det_reg_mr}). Its virtual address is {@code segment.address()}.
+     *
+     * @param segment the memory; it must stay alive while registered
+     * @param access  {@link Access} rights
+     * @return the region
+     * @throws DetException EFAULT if the segment is not native; EINVAL for length 0, unknown access bits, or
+     *                      REMOTE_READ without LOCAL_READ, or REMOTE_WRITE/REMOTE_ATOMIC without LOCAL_WRITE;
+     *                      ERANGE if address plus length wraps; E2BIG if longer than the NIC's maximum region;
+     *                      EDQUOT if the registration quota would be exceeded; EAGAIN if the NIC has its maximum
+     *                      number of regions; ENOMEM if no key can be allocated
+     */
+    MemoryRegion regMr(MemorySegment segment, int access);
+
+    /**
+     * Creates a memory window ({@code det_create_mw} / {@code ibv_alloc_mw}). It starts unbound.
+     *
+     * @param type 1 (bound with {@link QueuePair#bind}) or 2 (bound with {@link QueuePair#bindType2})
+     * @return the window
+     * @throws DetException EINVAL for another type; EAGAIN if the NIC has its maximum number of windows
+     */
+    MemoryWindow createMw(int type);
+
+    /**
+     * Creates a queue pair ({@code det_create_qp}) in state IDLE.
+     *
+     * @param create the sizes and completion queues
+     * @return the queue pair
+     * @throws DetException EINVAL if a size or limit is out of range, a queue with a non-zero size has no
+     *                      completion queue, or a completion queue belongs to another NIC; EAGAIN if the NIC has its
+     *                      maximum number of queue pairs
+     */
+    QueuePair createQp(QpCreate create);
+
+    /**
+     * Deallocates the domain ({@code det_dealloc_pd}).
+     *
+     * @throws DetException EBUSY while regions, windows or queue pairs remain in it
+     */
+    @Override
+    void close();
+}

@@ -1,0 +1,25 @@
+package io.jdet;
+
+/**
+ * A queue pair's state ({@code struct det_qp_attr}).
+ *
+ * @param pd            its protection domain
+ * @param sqCq          the completion queue of its send queue
+ * @param rqCq          the completion queue of its receive queue
+ * @param state         its state
+ * @param mtu           the largest frame of its NIC's link, in bytes
+ * @param sqSize        the send queue depth
+ * @param rqSize        the receive queue depth
+ * @param sqSges        scatter/gather elements per send work request
+ * @param rqSges        scatter/gather elements per receive work request
+ * @param maxOr         outbound reads and atomics allowed in flight
+ * @param maxIr         inbound reads and atomics accepted
+ * @param localQpNum    its number, to give to the peer
+ * @param remoteQpNum   the peer's number, when connected
+ * @param localAddress  its NIC's link address, to give to the peer
+ * @param remoteAddress the peer NIC's link address, when connected
+ */
+public record QpAttributes(ProtectionDomain pd, CompletionQueue sqCq, CompletionQueue rqCq, QpState state, int mtu,
+                           int sqSize, int rqSize, int sqSges, int rqSges, int maxOr, int maxIr, int localQpNum,
+                           int remoteQpNum, String localAddress, String remoteAddress) {
+}

@@ -1,0 +1,65 @@
+package io.jdet;
+
+/**
+ * The outcome of a work request ({@code enum det_wc_status}). Values 0 to 5 are DET's; the rest extend DET with
+ * the failures ibverbs reports, so that every remote-side failure names its cause on the initiator's completion.
+ */
+public enum WcStatus {
+    /** The work request completed. */
+    SUCCESS(0),
+    /** The queue pair entered ERROR or was reset before the request completed. */
+    FLUSHED(1),
+    /** The remote key belongs to another protection domain, or names no region or window. */
+    PROTECTION_ERR(2),
+    /** The address range lies outside the region or window, or a message is longer than the receive buffer. */
+    BOUNDS_ERR(3),
+    /** The region or window lacks the access right the operation needs. */
+    ACCESS_ERR(4),
+    /** The address range wraps around the end of the address space. */
+    WRAP_ERR(5),
+    /** No response after every retransmission: the peer is gone or unreachable. */
+    RETRY_EXCEEDED(6),
+    /** The receiver had no receive posted after every receiver-not-ready retry. */
+    RNR_RETRY_EXCEEDED(7),
+    /** The peer rejected the request as malformed: a misaligned atomic, or a key it could not invalidate. */
+    INVALID_REQUEST(8),
+    /** A posted memory-window bind could not be carried out when it reached the head of the send queue. */
+    BIND_ERR(9),
+    /** A local operation (a local invalidate) failed. */
+    LOCAL_OP_ERR(10),
+    /** The receive buffer at the peer was unusable (deregistered, or without local write). */
+    REMOTE_OP_ERR(11),
+    /** A local buffer became unusable between post and execution. */
+    LOCAL_PROTECTION_ERR(12);
+
+    private static final WcStatus[] BY_CODE = values();
+
+    private final int code;
+
+    WcStatus(final int code) {
+        this.code = code;
+    }
+
+    /**
+     * The numeric code, as in DET for the first six.
+     *
+     * @return the code
+     */
+    public int code() {
+        return code;
+    }
+
+    /**
+     * The status of a numeric code.
+     *
+     * @param code a code from {@link #code()}
+     * @return the status
+     * @throws IllegalArgumentException if no status has that code
+     */
+    public static WcStatus of(final int code) {
+        if (code < 0 || code >= BY_CODE.length) {
+            throw new IllegalArgumentException("no completion status " + code);
+        }
+        return BY_CODE[code];
+    }
+}

@@ -1,0 +1,614 @@
+package io.jdet.internal.engine;
+
+import io.jdet.Access;
+import io.jdet.CompletionQueue;
+import io.jdet.DetException;
+import io.jdet.Errno;
+import io.jdet.EventCode;
+import io.jdet.Nic;
+import io.jdet.NicAttributes;
+import io.jdet.ProtectionDomain;
+import io.jdet.QpState;
+import io.jdet.ResourceType;
+import io.jdet.WcStatus;
+import io.jdet.internal.link.FrameCrc;
+import io.jdet.internal.link.FrameGather;
+import io.jdet.internal.link.FrameHandler;
+import io.jdet.internal.link.Link;
+import io.jdet.internal.wire.Frame;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A NIC: a link, the objects created on it, and the engine that runs their protocol. One lock guards it all;
+ * posts and polls take it briefly and drive the engine themselves (a poll receives frames and runs due timers),
+ * so a busy-polling application needs no thread hand-off. A progress thread per NIC covers the rest: timers when
+ * nobody polls, and frames while threads are blocked waiting for events.
+ */
+public final class NicImpl implements Nic, FrameHandler {
+    static final int MAX_PDS = 65536;
+    static final int MAX_MRS = 262144;
+    static final long MAX_MR_SIZE = Integer.MAX_VALUE;
+    static final int MAX_MWS = 524288;
+    static final int MAX_CQS = 131072;
+    static final int MAX_CQ_SIZE = 131072;
+    static final int MAX_QPS = 65536;
+    static final int MAX_WQ_SIZE = 65536;
+    static final int MAX_SGES = 256;
+    static final int MAX_RD_ATOMIC = 32768;
+    static final long MAX_BIND_LENGTH = 1L << 31;
+    private static final int RX_BATCH = 64;
+    private static final long APP_ACTIVE_NS = TimeUnit.MICROSECONDS.toNanos(500);
+
+    final DeviceImpl device;
+    final String name;
+    final Link link;
+    final EventQueueImpl event;
+    final ReentrantLock lock = new ReentrantLock();
+    final KeyTable keys = new KeyTable();
+    final KeyTable qpTable = new KeyTable();
+    final List<PdImpl> pds = new ArrayList<>();
+    final List<CqImpl> cqs = new ArrayList<>();
+    final List<QpImpl> qps = new ArrayList<>();
+    int mrCount;
+    int mwCount;
+    final Counters counters = new Counters();
+
+    final int mtu;
+    final int maxPayload;
+    final int window;
+    final int ackEvery;
+    final long ackDelayNs;
+    final long minRtoNs;
+    final long maxRtoNs;
+    final long ackTimeoutNs;
+    final long rnrDelayNs;
+    final int rnrRetryCount;
+    private final long timerPeriodNs;
+
+    private final Arena arena = Arena.ofShared();
+    final MemorySegment txHeader;
+    private final ByteBuffer txHeaderView;
+    final FrameGather txGather = new FrameGather(MAX_SGES + 1);
+    private final FrameCrc txCrc = new FrameCrc();
+    private static final FrameGather NO_PAYLOAD = new FrameGather(0);
+    /** Set when the link refused a frame: the next progress pumps every queue pair again. */
+    boolean txBlocked;
+
+    private QpImpl[] ackList = new QpImpl[16];
+    private int ackCount;
+    private long nextTimerNs;
+    private long lastAppNs;
+    private long rxNow;
+
+    /** Scratch results of {@link #resolveRemote}. */
+    MemorySegment remoteSegment;
+    long remoteOffset;
+    MrImpl remoteRegion;
+
+    private Thread progressThread;
+    private volatile boolean closed;
+
+    NicImpl(final DeviceImpl device, final String name, final Link link, final EventQueueImpl event) {
+        this.device = device;
+        this.name = name;
+        this.link = link;
+        this.event = event;
+        final io.jdet.Configuration c = device.configuration;
+        this.mtu = link.mtu();
+        this.maxPayload = mtu - Frame.HEADER_LENGTH;
+        this.window = c.windowFrames();
+        this.ackEvery = Math.max(1, c.windowFrames() / 4);
+        this.ackDelayNs = TimeUnit.MICROSECONDS.toNanos(c.ackDelayUs());
+        this.minRtoNs = TimeUnit.MICROSECONDS.toNanos(c.minRtoUs());
+        this.maxRtoNs = TimeUnit.MICROSECONDS.toNanos(c.maxRtoUs());
+        this.ackTimeoutNs = TimeUnit.MILLISECONDS.toNanos(c.ackTimeoutMs());
+        this.rnrDelayNs = TimeUnit.MICROSECONDS.toNanos(c.rnrDelayUs());
+        this.rnrRetryCount = c.rnrRetryCount();
+        this.timerPeriodNs = TimeUnit.MICROSECONDS.toNanos(c.timerPeriodUs());
+        this.txHeader = arena.allocate(Frame.HEADER_LENGTH, 8);
+        this.txHeaderView = txHeader.asByteBuffer();
+    }
+
+    void start() {
+        progressThread = Thread.ofPlatform().daemon().name("jdet-progress-" + link.address())
+            .start(this::progressLoop);
+    }
+
+    // ---------------------------------------------------------------- API
+
+    @Override
+    public NicAttributes query() {
+        return new NicAttributes(name, link.address(), 0x8086, 0, 1, Frame.VERSION, mtu, MAX_PDS, MAX_MRS,
+            MAX_MR_SIZE, MAX_MWS, MAX_CQS, CqImpl.ENTRIES_PER_PAGE, MAX_CQ_SIZE, MAX_QPS, MAX_WQ_SIZE,
+            MAX_WQ_SIZE, Integer.MAX_VALUE, Integer.MAX_VALUE, 1, MAX_SGES, MAX_RD_ATOMIC, MAX_RD_ATOMIC, 4096);
+    }
+
+    @Override
+    public String address() {
+        return link.address();
+    }
+
+    @Override
+    public ProtectionDomain allocPd() {
+        lock.lock();
+        try {
+            checkOpen();
+            if (pds.size() >= MAX_PDS) {
+                throw new DetException(Errno.EAGAIN, "the NIC has " + MAX_PDS + " protection domains");
+            }
+            final PdImpl pd = new PdImpl(this);
+            pds.add(pd);
+            return pd;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public CompletionQueue createCq(final int size, final io.jdet.EventQueue eventQueue) {
+        final EventQueueImpl eq = eventQueue == null ? null : Checks.event(eventQueue);
+        if (size < 0 || size > MAX_CQ_SIZE) {
+            throw new DetException(Errno.EINVAL, "size " + size + " not in [0, " + MAX_CQ_SIZE + "]");
+        }
+        synchronized (device) {
+            if (eq != null) {
+                if (eq.isClosed()) {
+                    throw new DetException(Errno.EINVAL, "event queue closed");
+                }
+                eq.users++;
+            }
+        }
+        lock.lock();
+        try {
+            checkOpen();
+            if (cqs.size() >= MAX_CQS) {
+                throw new DetException(Errno.EAGAIN, "the NIC has " + MAX_CQS + " completion queues");
+            }
+            final CqImpl cq = new CqImpl(this, size, eq);
+            cqs.add(cq);
+            return cq;
+        } catch (final RuntimeException e) {
+            releaseEventUser(eq, null);
+            throw e;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public Map<String, Long> counters() {
+        lock.lock();
+        try {
+            final Map<String, Long> m = counters.snapshot();
+            link.addCounters(m);
+            return m;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    void releaseEventUser(final EventQueueImpl eq, final Object owner) {
+        if (eq != null) {
+            synchronized (device) {
+                eq.users--;
+            }
+            if (owner != null) {
+                eq.purge(owner);
+            }
+        }
+    }
+
+    void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("NIC closed");
+        }
+    }
+
+    MrImpl localRegion(final int lKey) {
+        final Object o = keys.lookup(lKey);
+        return o instanceof MrImpl mr && mr.lKey == lKey && mr.valid ? mr : null;
+    }
+
+    void removeQp(final QpImpl qp) {
+        qps.remove(qp);
+        qpTable.release(qp.index);
+    }
+
+    void asyncEvent(final int rawCode, final ResourceType type, final Object handle) {
+        if (event != null) {
+            event.post(rawCode, type, handle);
+        }
+    }
+
+    // ---------------------------------------------------------------- frames out
+
+    /** Seals and sends the frame in {@link #txHeader} and {@link #txGather} to a queue pair's peer. */
+    boolean transmit(final QpImpl qp, final int payloadLength) {
+        txCrc.seal(txHeader, txHeaderView, Frame.HEADER_LENGTH, txGather);
+        if (!link.send(qp.remotePeer, txHeader, Frame.HEADER_LENGTH, txGather)) {
+            counters.linkBusy++;
+            return false;
+        }
+        counters.framesSent++;
+        counters.bytesSent += payloadLength;
+        qp.acksSent();
+        return true;
+    }
+
+    private boolean sendControl(final long peer, final int opcode, final int dstQp, final int srcQp, final int seq,
+                                final int reqAck, final int rspAck, final int key, final int length) {
+        Frame.writeBase(txHeader, opcode, 0, 0, dstQp, srcQp, seq, reqAck, rspAck, 0);
+        Frame.writeExtension(txHeader, 0, 0, 0, key, length, 0, 0);
+        txGather.clear();
+        txCrc.seal(txHeader, txHeaderView, Frame.HEADER_LENGTH, NO_PAYLOAD);
+        final boolean sent = link.send(peer, txHeader, Frame.HEADER_LENGTH, NO_PAYLOAD);
+        if (sent) {
+            counters.framesSent++;
+        } else {
+            counters.linkBusy++;
+        }
+        return sent;
+    }
+
+    void sendAck(final QpImpl qp) {
+        if (qp.state != QpState.CONNECTED) {
+            return;
+        }
+        if (sendControl(qp.remotePeer, Frame.OP_ACK, qp.remoteQpNum, qp.number, 0, qp.responder.reqExpected - 1,
+            qp.requester.rspExpected - 1, 0, 0)) {
+            counters.acksSent++;
+            qp.acksSent();
+        }
+    }
+
+    void sendNak(final QpImpl qp, final int status, final int seq, final int eventCode) {
+        sendControl(qp.remotePeer, Frame.OP_NAK, qp.remoteQpNum, qp.number, seq, qp.responder.reqExpected - 1,
+            qp.requester.rspExpected - 1, status, eventCode);
+    }
+
+    void sendDisconnect(final long peer, final int dstQp, final int srcQp, final int code, final QpImpl qp) {
+        if (peer < 0) {
+            return;
+        }
+        counters.disconnectsSent++;
+        final int reqAck = qp == null ? 0 : qp.responder.reqExpected - 1;
+        final int rspAck = qp == null ? 0 : qp.requester.rspExpected - 1;
+        sendControl(peer, Frame.OP_DISCONNECT, dstQp, srcQp, 0, reqAck, rspAck, code, 0);
+    }
+
+    void owesAck(final QpImpl qp) {
+        if (qp.inAckList) {
+            return;
+        }
+        if (ackCount == ackList.length) {
+            ackList = java.util.Arrays.copyOf(ackList, ackCount * 2);
+        }
+        ackList[ackCount++] = qp;
+        qp.inAckList = true;
+    }
+
+    private void flushAcks(final long now) {
+        int kept = 0;
+        for (int i = 0; i < ackCount; i++) {
+            final QpImpl qp = ackList[i];
+            if (qp.ackPending && !qp.destroyed && now - qp.ackDeadlineNs < 0) {
+                ackList[kept++] = qp;
+                continue;
+            }
+            if (qp.ackPending && !qp.destroyed) {
+                sendAck(qp);
+            }
+            qp.inAckList = false;
+        }
+        for (int i = kept; i < ackCount; i++) {
+            ackList[i] = null;
+        }
+        ackCount = kept;
+    }
+
+    // ---------------------------------------------------------------- frames in
+
+    /**
+     * Resolves a remote key and range at this (responding) NIC; on success fills {@link #remoteSegment},
+     * {@link #remoteOffset} and {@link #remoteRegion}.
+     *
+     * @return 0, or an error as {@code event << 16 | status}
+     */
+    int resolveRemote(final QpImpl qp, final int rKey, final long address, final long length, final int need,
+                      final boolean atomic) {
+        final EventCode badKey = atomic ? EventCode.INVALID_ATOMIC_KEY : EventCode.INVALID_RDMA_KEY;
+        final Object o = keys.lookup(rKey);
+        final MrImpl mr;
+        long at = address;
+        final int rights;
+        if (o instanceof MrImpl region && region.rKey == rKey && rKey != 0 && region.valid) {
+            mr = region;
+            rights = region.access;
+            if (mr.pd != qp.pd) {
+                return fault(WcStatus.PROTECTION_ERR, EventCode.PROTECTION_VIOLATION);
+            }
+        } else if (o instanceof MwImpl mw && mw.activeRKey == rKey && mw.bound && !mw.destroyed) {
+            if (mw.pd != qp.pd || mw.type == 2 && mw.boundQp != qp) {
+                return fault(WcStatus.PROTECTION_ERR, EventCode.PROTECTION_VIOLATION);
+            }
+            mr = mw.mr;
+            rights = mw.access;
+            if (mw.zeroBased) {
+                if (address < 0 || address > mw.length) {
+                    return fault(WcStatus.BOUNDS_ERR, EventCode.BOUNDS_VIOLATION);
+                }
+                at = mw.address + address;
+            }
+            if (!allowed(rights, need)) {
+                return fault(WcStatus.ACCESS_ERR, EventCode.ACCESS_VIOLATION);
+            }
+            if (Long.compareUnsigned(at + length, at) < 0) {
+                return fault(WcStatus.WRAP_ERR, EventCode.WRAP_ERROR);
+            }
+            final long off = at - mw.address;
+            if (off < 0 || off > mw.length || length > mw.length - off) {
+                return fault(WcStatus.BOUNDS_ERR, EventCode.BOUNDS_VIOLATION);
+            }
+        } else {
+            return fault(WcStatus.PROTECTION_ERR, badKey);
+        }
+        if (!allowed(rights, need)) {
+            return fault(WcStatus.ACCESS_ERR, EventCode.ACCESS_VIOLATION);
+        }
+        if (Long.compareUnsigned(at + length, at) < 0) {
+            return fault(WcStatus.WRAP_ERR, EventCode.WRAP_ERROR);
+        }
+        if (!mr.contains(at, length)) {
+            return fault(WcStatus.BOUNDS_ERR, EventCode.BOUNDS_VIOLATION);
+        }
+        remoteSegment = mr.segment;
+        remoteOffset = at - mr.address;
+        remoteRegion = mr;
+        return 0;
+    }
+
+    private static boolean allowed(final int rights, final int need) {
+        if (need == Access.REMOTE_ATOMIC) {
+            return (rights & Access.REMOTE_ATOMIC) != 0
+                || (rights & (Access.REMOTE_READ | Access.REMOTE_WRITE)) == (Access.REMOTE_READ | Access.REMOTE_WRITE);
+        }
+        return (rights & need) == need;
+    }
+
+    private static int fault(final WcStatus status, final EventCode event) {
+        return event.code() << 16 | status.code();
+    }
+
+    @Override
+    public void onFrame(final MemorySegment f, final int length, final long peer) {
+        counters.framesReceived++;
+        if (length < Frame.HEADER_LENGTH || Frame.magic(f) != Frame.MAGIC || Frame.version(f) != Frame.VERSION
+            || Frame.payloadLength(f) != length - Frame.HEADER_LENGTH) {
+            counters.badHeader++;
+            return;
+        }
+        final int opcode = Frame.opcode(f);
+        if (!knownOpcode(opcode)) {
+            counters.badOpcode++;
+            return;
+        }
+        final int dst = Frame.dstQp(f);
+        final Object o = qpTable.lookup(dst);
+        final QpImpl qp = o instanceof QpImpl q && q.number == dst && !q.destroyed ? q : null;
+        if (qp == null) {
+            counters.unknownQp++;
+            if (opcode != Frame.OP_DISCONNECT && opcode != Frame.OP_NAK && opcode != Frame.OP_ACK) {
+                sendDisconnect(peer, Frame.srcQp(f), dst, EventCode.INVALID_QP.code(), null);
+            }
+            return;
+        }
+        if (qp.state == QpState.IDLE) {
+            counters.notConnected++;
+            return;
+        }
+        if (peer != qp.remotePeer || Frame.srcQp(f) != qp.remoteQpNum) {
+            counters.foreignSource++;
+            return;
+        }
+        if (qp.state == QpState.ERROR) {
+            if (opcode != Frame.OP_DISCONNECT && opcode != Frame.OP_NAK && opcode != Frame.OP_ACK) {
+                qp.reannounceError();
+            }
+            return;
+        }
+        qp.onFrame(f, opcode, rxNow);
+    }
+
+    private static boolean knownOpcode(final int opcode) {
+        return opcode <= Frame.OP_FETCH_ADD || opcode == Frame.OP_ACK || opcode == Frame.OP_DISCONNECT
+            || opcode == Frame.OP_READ_RESP || opcode == Frame.OP_ATOMIC_RESP || opcode == Frame.OP_NAK;
+    }
+
+    // ---------------------------------------------------------------- progress
+
+    /**
+     * Receives a batch of frames, sends owed acknowledgements and runs due timers. Engine lock held. Allocation
+     * free.
+     *
+     * @param now the current time
+     * @return how much work was done
+     */
+    int progress(final long now) {
+        lastAppNs = now;
+        return doProgress(now);
+    }
+
+    private int doProgress(final long now) {
+        rxNow = now;
+        int work = link.receive(this, RX_BATCH);
+        if (ackCount > 0) {
+            flushAcks(now);
+        }
+        if (txBlocked) {
+            txBlocked = false;
+            for (int i = 0; i < qps.size(); i++) {
+                final QpImpl qp = qps.get(i);
+                if (qp.state == QpState.CONNECTED) {
+                    qp.requester.pump(now);
+                    qp.responder.pumpResponses(now);
+                }
+            }
+        }
+        if (now - nextTimerNs >= 0) {
+            nextTimerNs = now + timerPeriodNs;
+            for (int i = 0; i < qps.size(); i++) {
+                qps.get(i).onTimer(now);
+            }
+            work++;
+        }
+        return work;
+    }
+
+    private long nextDeadline(final long now) {
+        long deadline = now + timerPeriodNs;
+        for (int i = 0; i < ackCount; i++) {
+            deadline = Math.min(deadline, ackList[i].ackDeadlineNs);
+        }
+        for (int i = 0; i < qps.size(); i++) {
+            final QpImpl qp = qps.get(i);
+            if (qp.state == QpState.CONNECTED) {
+                deadline = Math.min(deadline, Math.min(qp.requester.nextDeadline(), qp.responder.nextDeadline()));
+            }
+        }
+        return deadline;
+    }
+
+    private void progressLoop() {
+        while (!closed) {
+            long now = System.nanoTime();
+            long waitNs = timerPeriodNs;
+            // A lock held by someone else means the application is driving the engine right now.
+            boolean appActive = true;
+            int work = 0;
+            if (lock.tryLock()) {
+                try {
+                    if (closed) {
+                        return;
+                    }
+                    appActive = now - lastAppNs < APP_ACTIVE_NS && device.blockedWaiters.get() == 0;
+                    if (!appActive || now - nextTimerNs >= 0 || ackCount > 0) {
+                        work = doProgress(now);
+                    }
+                    waitNs = Math.max(1000, nextDeadline(now) - now);
+                } catch (final RuntimeException e) {
+                    // The engine must survive anything a frame or a user callback does; count and go on.
+                    counters.badHeader++;
+                } finally {
+                    lock.unlock();
+                }
+            }
+            if (work > 1 && !appActive) {
+                continue;
+            }
+            if (appActive) {
+                // The application drives the engine; look again soon, so that when it stops polling (or blocks
+                // on an event) frames are served promptly. Frames do not wake this thread meanwhile: waking it
+                // would cost every sender an unpark.
+                LockSupport.parkNanos(this, Math.min(waitNs, APP_ACTIVE_NS));
+            } else {
+                link.await(Math.min(waitNs, timerPeriodNs));
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- close
+
+    @Override
+    public void close() {
+        lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            if (!pds.isEmpty() || !cqs.isEmpty()) {
+                throw new DetException(Errno.EBUSY, pds.size() + " protection domain(s) and " + cqs.size()
+                    + " completion queue(s) remain");
+            }
+            closed = true;
+        } finally {
+            lock.unlock();
+        }
+        shutdown();
+    }
+
+    /** Destroys everything on the NIC, then closes it (device close). */
+    void closeAll() {
+        final List<QpImpl> toDestroy;
+        lock.lock();
+        try {
+            toDestroy = new ArrayList<>(qps);
+        } finally {
+            lock.unlock();
+        }
+        for (final QpImpl qp : toDestroy) {
+            qp.close();
+        }
+        lock.lock();
+        try {
+            for (final CqImpl cq : new ArrayList<>(cqs)) {
+                cq.users = 0;
+                cq.close();
+            }
+            final List<Object> objects = keys.all();
+            for (final Object o : objects) {
+                if (o instanceof MwImpl mw) {
+                    mw.close();
+                }
+            }
+            for (final Object o : objects) {
+                if (o instanceof MrImpl mr) {
+                    mr.close();
+                }
+            }
+            for (final PdImpl pd : new ArrayList<>(pds)) {
+                pd.users = 0;
+                pd.close();
+            }
+            closed = true;
+        } finally {
+            lock.unlock();
+        }
+        shutdown();
+    }
+
+    private void shutdown() {
+        closed = true;
+        link.wakeup();
+        if (progressThread != null && progressThread != Thread.currentThread()) {
+            progressThread.interrupt();
+            try {
+                progressThread.join(2000);
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        lock.lock();
+        try {
+            link.close();
+            arena.close();
+        } finally {
+            lock.unlock();
+        }
+        releaseEventUser(event, this);
+        device.removeNic(this);
+    }
+
+    @Override
+    public String toString() {
+        return "Nic[" + name + " @ " + link.address() + "]";
+    }
+}

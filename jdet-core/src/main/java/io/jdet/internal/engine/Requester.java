@@ -1,0 +1,549 @@
+package io.jdet.internal.engine;
+
+import io.jdet.EventCode;
+import io.jdet.WcStatus;
+import io.jdet.WrFlags;
+import io.jdet.internal.link.FrameGather;
+import io.jdet.internal.wire.Frame;
+
+import java.lang.foreign.MemorySegment;
+
+import static io.jdet.internal.wire.Frame.after;
+
+/**
+ * The requesting half of a queue pair: the send queue, the outgoing request stream and the incoming response
+ * stream.
+ *
+ * <p>Work requests are admitted in post order; admission gives a data request its range of sequence numbers (one
+ * per frame), runs local operations (binds, invalidates) in send queue order, and holds back a fenced request or
+ * a read or atomic beyond max_or (head of line, as DET). Frames go out while the window allows; the peer's
+ * cumulative acknowledgement completes sends and writes; reads and atomics complete when their response has
+ * arrived in order. Loss is repaired by going back to the first unacknowledged frame after a retransmission
+ * timeout that follows the measured round-trip time with exponential back-off. Engine lock held throughout.
+ */
+final class Requester {
+    private final QpImpl qp;
+    private final NicImpl nic;
+    int capacity;
+    private SendWr[] ring;
+    /** Oldest slot not yet freed by polling. */
+    long head;
+    /** Next slot to post into. */
+    long tail;
+    /** Next work request to report. */
+    long completeIdx;
+    /** Next work request to admit. */
+    long admitIdx;
+    /** First admitted request not yet known to be acknowledged. */
+    private long ackScanIdx;
+    /** The work request holding {@link #txSeq} (a search hint). */
+    private long txIdx;
+    private int nextSeq;
+    private int txSeq;
+    private int lastAcked;
+    private int highestSent;
+    private int nextMsgId;
+    int orDepth;
+    private int pendingReap;
+    /** Next in-order response sequence number expected. */
+    int rspExpected;
+    private long lastProgressNs;
+    private long lastAckProgressNs;
+    private long lastResponseNs;
+    private long rtoNs;
+    private long srttNs;
+    private long rttvarNs;
+    private int timedSeq;
+    private long timedSentNs;
+    private long rnrHoldUntilNs;
+
+    Requester(final QpImpl qp, final int size) {
+        this.qp = qp;
+        this.nic = qp.nic;
+        this.capacity = size;
+        this.ring = new SendWr[size];
+        reset();
+    }
+
+    void reset() {
+        head = tail = completeIdx = admitIdx = ackScanIdx = txIdx = 0;
+        nextSeq = txSeq = 1;
+        lastAcked = highestSent = 0;
+        nextMsgId = 0;
+        orDepth = 0;
+        pendingReap = 0;
+        rspExpected = 1;
+        rtoNs = nic.minRtoNs;
+        srttNs = 0;
+        rttvarNs = 0;
+        timedSeq = 0;
+        rnrHoldUntilNs = 0;
+    }
+
+    void connected(final long now) {
+        lastProgressNs = lastAckProgressNs = lastResponseNs = now;
+    }
+
+    boolean full() {
+        return tail - head >= capacity;
+    }
+
+    int depth() {
+        return (int) (tail - head);
+    }
+
+    private SendWr at(final long idx) {
+        return ring[(int) (idx % capacity)];
+    }
+
+    /** The slot at the tail, created on first use. */
+    SendWr next(final int sges) {
+        final int i = (int) (tail % capacity);
+        SendWr w = ring[i];
+        if (w == null || w.segments.regions.length < sges) {
+            w = new SendWr(sges);
+            ring[i] = w;
+        }
+        return w;
+    }
+
+    void resize(final int size) {
+        final SendWr[] grown = new SendWr[size];
+        for (long i = head; i < tail; i++) {
+            grown[(int) ((i - head) % Math.max(size, 1))] = at(i);
+        }
+        final long shift = head;
+        head -= shift;
+        tail -= shift;
+        completeIdx -= shift;
+        admitIdx -= shift;
+        ackScanIdx -= shift;
+        txIdx = Math.max(0, txIdx - shift);
+        ring = grown;
+        capacity = size;
+    }
+
+    void retire(final int reap) {
+        head = Math.min(tail, head + reap);
+    }
+
+    /** Commits the slot at the tail and starts transmitting. */
+    void post(final long now) {
+        at(tail).ordinal = tail;
+        tail++;
+        nic.counters.wrPosted++;
+        pump(now);
+    }
+
+    // ---------------------------------------------------------------- transmit
+
+    /** Sends what the window, max_or, fences and the link allow. */
+    void pump(final long now) {
+        while (qp.state == io.jdet.QpState.CONNECTED) {
+            if (rnrHoldUntilNs != 0) {
+                if (now - rnrHoldUntilNs < 0) {
+                    return;
+                }
+                rnrHoldUntilNs = 0;
+            }
+            if (txSeq == nextSeq) {
+                if (admitIdx == tail || !admit(at(admitIdx), now)) {
+                    return;
+                }
+                continue;
+            }
+            if (after(txSeq, lastAcked + nic.window)) {
+                return;
+            }
+            SendWr w = at(txIdx);
+            while (!contains(w, txSeq)) {
+                txIdx++;
+                w = at(txIdx);
+            }
+            if (!transmit(w, txSeq, !after(txSeq, highestSent), now)) {
+                nic.txBlocked = true;
+                return;
+            }
+            txSeq++;
+        }
+    }
+
+    private static boolean contains(final SendWr w, final int seq) {
+        return w.state != SendWr.QUEUED && !w.isLocal() && !after(w.startSeq, seq) && !after(seq, w.endSeq);
+    }
+
+    /** Admits the next work request; false if it must wait. */
+    private boolean admit(final SendWr w, final long now) {
+        if ((w.flags & WrFlags.FENCED) != 0 && orDepth > 0) {
+            return false;
+        }
+        if (w.isLocal()) {
+            w.state = SendWr.DONE;
+            w.status = LocalOps.run(qp, w);
+            w.startSeq = nextSeq;
+            w.endSeq = nextSeq - 1;
+            admitIdx++;
+            if (ackScanIdx == admitIdx - 1) {
+                ackScanIdx = admitIdx;
+            }
+            completeWalk();
+            if (w.status != WcStatus.SUCCESS) {
+                qp.enterError(EventCode.QP_ERROR.code(), false, true, true);
+                return false;
+            }
+            return true;
+        }
+        if (w.needsResponse()) {
+            if (orDepth >= qp.maxOr) {
+                return false;
+            }
+            if (orDepth == 0) {
+                lastResponseNs = now;
+            }
+            orDepth++;
+            w.msgId = (int) w.ordinal;
+        } else if (w.kind == SendWr.KIND_SEND || (w.flags & WrFlags.IMMEDIATE) != 0) {
+            w.msgId = nextMsgId++;
+        } else {
+            w.msgId = 0;
+        }
+        final long total = w.needsResponse() ? 0 : w.segments.total;
+        final int frames = (int) Math.max(1, (total + nic.maxPayload - 1) / nic.maxPayload);
+        w.startSeq = nextSeq;
+        w.endSeq = nextSeq + frames - 1;
+        nextSeq += frames;
+        w.state = SendWr.ACTIVE;
+        admitIdx++;
+        return true;
+    }
+
+    /** Builds and sends one frame of a request. */
+    private boolean transmit(final SendWr w, final int seq, final boolean retransmission, final long now) {
+        final MemorySegment h = nic.txHeader;
+        final FrameGather g = nic.txGather;
+        g.clear();
+        final long offset = (long) (seq - w.startSeq) * nic.maxPayload;
+        final boolean last = seq == w.endSeq;
+        int flags = last ? Frame.FLAG_LAST : 0;
+        if (retransmission || last && (w.flags & WrFlags.SUPPRESSED) == 0) {
+            flags |= Frame.FLAG_FORCE_ACK;
+        }
+        int opcode;
+        int payload = 0;
+        long address = 0;
+        int key = w.rKey;
+        int length = (int) w.segments.total;
+        switch (w.kind) {
+            case SendWr.KIND_SEND -> {
+                opcode = Frame.OP_SEND;
+                payload = (int) Math.min(nic.maxPayload, w.segments.total - offset);
+                if (last && (w.flags & WrFlags.IMMEDIATE) != 0) {
+                    flags |= Frame.FLAG_IMMEDIATE;
+                }
+                if (last && (w.flags & WrFlags.SOLICITED) != 0) {
+                    flags |= Frame.FLAG_SOLICITED;
+                }
+                if (w.operand1 != 0) {
+                    flags |= Frame.FLAG_INVALIDATE;
+                } else {
+                    key = 0;
+                }
+            }
+            case SendWr.KIND_WRITE -> {
+                opcode = Frame.OP_WRITE;
+                payload = (int) Math.min(nic.maxPayload, w.segments.total - offset);
+                address = w.remoteAddress + offset;
+                if ((w.flags & WrFlags.IMMEDIATE) != 0) {
+                    flags |= Frame.FLAG_IMMEDIATE;
+                    if (last && (w.flags & WrFlags.SOLICITED) != 0) {
+                        flags |= Frame.FLAG_SOLICITED;
+                    }
+                }
+            }
+            case SendWr.KIND_READ -> {
+                opcode = Frame.OP_READ;
+                address = w.remoteAddress;
+                flags |= Frame.FLAG_FORCE_ACK;
+            }
+            case SendWr.KIND_COMP_EXCH -> {
+                opcode = Frame.OP_COMP_EXCH;
+                address = w.remoteAddress;
+                length = 8;
+            }
+            default -> {
+                opcode = Frame.OP_FETCH_ADD;
+                address = w.remoteAddress;
+                length = 8;
+            }
+        }
+        Frame.writeBase(h, opcode, flags, payload, qp.remoteQpNum, qp.number, seq, qp.responder.reqExpected - 1,
+            rspExpected - 1, w.msgId);
+        final boolean atomic = w.kind == SendWr.KIND_COMP_EXCH || w.kind == SendWr.KIND_FETCH_ADD;
+        Frame.writeExtension(h, address, atomic ? w.operand1 : 0, atomic ? w.operand2 : 0, key, length,
+            (int) offset, w.immediate);
+        if (payload > 0) {
+            w.segments.gather(g, offset, payload);
+        }
+        if (!nic.transmit(qp, payload)) {
+            return false;
+        }
+        if (retransmission) {
+            nic.counters.retransmitted++;
+        } else {
+            if (timedSeq == 0) {
+                timedSeq = seq;
+                timedSentNs = now;
+            }
+            if (highestSent == lastAcked) {
+                lastProgressNs = now;
+                lastAckProgressNs = now;
+            }
+            highestSent = seq;
+        }
+        return true;
+    }
+
+    // ---------------------------------------------------------------- acknowledgements
+
+    void onAck(final int ack, final long now) {
+        if (!after(ack, lastAcked) || after(ack, highestSent)) {
+            return;
+        }
+        lastAcked = ack;
+        lastProgressNs = now;
+        lastAckProgressNs = now;
+        if (timedSeq != 0 && !after(timedSeq, ack)) {
+            sampleRtt(now - timedSentNs);
+            timedSeq = 0;
+        }
+        while (ackScanIdx < admitIdx) {
+            final SendWr w = at(ackScanIdx);
+            if (!w.isLocal()) {
+                if (after(w.endSeq, lastAcked)) {
+                    break;
+                }
+                if (!w.needsResponse() && w.state == SendWr.ACTIVE) {
+                    w.state = SendWr.DONE;
+                }
+            }
+            ackScanIdx++;
+        }
+        completeWalk();
+        pump(now);
+    }
+
+    private void sampleRtt(final long sample) {
+        if (srttNs == 0) {
+            srttNs = sample;
+            rttvarNs = sample / 2;
+        } else {
+            final long delta = Math.abs(srttNs - sample);
+            rttvarNs = (3 * rttvarNs + delta) / 4;
+            srttNs = (7 * srttNs + sample) / 8;
+        }
+        rtoNs = Math.min(nic.maxRtoNs, Math.max(nic.minRtoNs, srttNs + 4 * rttvarNs));
+    }
+
+    /** Reports finished work requests in post order; suppressed successes only add to the next reap count. */
+    void completeWalk() {
+        while (completeIdx < admitIdx) {
+            final SendWr w = at(completeIdx);
+            if (w.state != SendWr.DONE) {
+                return;
+            }
+            completeIdx++;
+            if (w.status != WcStatus.SUCCESS || (w.flags & WrFlags.SUPPRESSED) == 0) {
+                final int reap = pendingReap + 1;
+                pendingReap = 0;
+                if (!qp.sqCq.append(w.id, w.status, w.type, 0, w.resultLength, 0, 0, reap, qp, false)) {
+                    qp.completionLost();
+                    return;
+                }
+            } else {
+                pendingReap++;
+            }
+            nic.counters.wrCompleted++;
+        }
+    }
+
+    // ---------------------------------------------------------------- NAKs, responses, timers
+
+    void onNak(final MemorySegment f, final long now) {
+        final int seq = Frame.seq(f);
+        final int status = Frame.key(f);
+        final SendWr w = findBySeq(seq);
+        if (w == null) {
+            nic.counters.naksIgnored++;
+            return;
+        }
+        if (status == Frame.NAK_RNR) {
+            nic.counters.rnrNaksReceived++;
+            if (after(seq, txSeq - 1) && rnrHoldUntilNs != 0) {
+                return;
+            }
+            w.rnrRetries++;
+            if (w.rnrRetries > nic.rnrRetryCount) {
+                fail(w, WcStatus.RNR_RETRY_EXCEEDED, EventCode.QP_RQ_ERROR.code() | EventCode.REMOTE_BIT);
+                return;
+            }
+            goBack(seq);
+            rnrHoldUntilNs = now + nic.rnrDelayNs;
+            return;
+        }
+        nic.counters.naksReceived++;
+        final int event = Frame.length(f);
+        w.status = status >= 0 && status < WcStatus.values().length ? WcStatus.of(status)
+            : WcStatus.INVALID_REQUEST;
+        if (w.status == WcStatus.SUCCESS) {
+            w.status = WcStatus.INVALID_REQUEST;
+        }
+        w.state = SendWr.DONE;
+        if (w.needsResponse()) {
+            orDepth--;
+        }
+        completeWalk();
+        qp.enterError(event, true, false, true);
+    }
+
+    /** Fails the oldest outstanding request (or w) with a status, then the queue pair. */
+    private void fail(final SendWr w, final WcStatus status, final int rawEvent) {
+        w.status = status;
+        w.state = SendWr.DONE;
+        completeWalk();
+        final int code = rawEvent & ~EventCode.REMOTE_BIT;
+        qp.enterError(code, (rawEvent & EventCode.REMOTE_BIT) != 0, true, true);
+    }
+
+    private SendWr findBySeq(final int seq) {
+        for (long i = completeIdx; i < admitIdx; i++) {
+            final SendWr w = at(i);
+            if (contains(w, seq)) {
+                return w;
+            }
+        }
+        return null;
+    }
+
+    private void goBack(final int seq) {
+        txSeq = seq;
+        txIdx = completeIdx;
+        timedSeq = 0;
+    }
+
+    void onResponse(final MemorySegment f, final int opcode, final long now) {
+        final int seq = Frame.seq(f);
+        if (seq != rspExpected) {
+            if (after(rspExpected, seq)) {
+                nic.counters.duplicates++;
+                nic.sendAck(qp);
+            } else {
+                nic.counters.outOfOrder++;
+            }
+            return;
+        }
+        final int id = Frame.msgId(f);
+        final int d = id - (int) completeIdx;
+        final SendWr w = d >= 0 && completeIdx + d < admitIdx ? at(completeIdx + d) : null;
+        final boolean read = opcode == Frame.OP_READ_RESP;
+        if (w == null || w.ordinal != completeIdx + d || w.state != SendWr.ACTIVE
+            || read != (w.kind == SendWr.KIND_READ) || !w.needsResponse()) {
+            nic.counters.badResponses++;
+            qp.failRequest(WcStatus.INVALID_REQUEST.code(), seq,
+                (read ? EventCode.INVALID_RDMA_ID : EventCode.INVALID_ATOMIC_ID).code());
+            return;
+        }
+        rspExpected++;
+        lastResponseNs = now;
+        qp.frameReceived(now);
+        if (!w.segments.stillValid()) {
+            orDepth--;
+            fail(w, WcStatus.LOCAL_PROTECTION_ERR, EventCode.INVALID_L_KEY.code());
+            return;
+        }
+        if (read) {
+            final int offset = Frame.offset(f);
+            final int n = Frame.payloadLength(f);
+            if (offset < 0 || (long) offset + n > w.segments.total) {
+                orDepth--;
+                fail(w, WcStatus.INVALID_REQUEST, EventCode.INVALID_LENGTH.code());
+                return;
+            }
+            w.segments.place(f, Frame.HEADER_LENGTH, offset, n);
+            if ((Frame.flags(f) & Frame.FLAG_LAST) == 0) {
+                return;
+            }
+            w.resultLength = (int) w.segments.total;
+        } else {
+            w.segments.place(f, Frame.OPERAND1_OFFSET, 0, 8);
+            w.resultLength = 8;
+        }
+        w.state = SendWr.DONE;
+        orDepth--;
+        completeWalk();
+        pump(now);
+    }
+
+    void onTimer(final long now) {
+        if (after(highestSent, lastAcked) && now - lastProgressNs >= rtoNs) {
+            final SendWr oldest = findBySeq(lastAcked + 1);
+            final boolean noTimeout = oldest != null && (oldest.flags & WrFlags.NO_TIMEOUT) != 0;
+            if (!noTimeout && now - lastAckProgressNs >= nic.ackTimeoutNs) {
+                nic.counters.retryExceeded++;
+                fail(oldest != null ? oldest : at(completeIdx), WcStatus.RETRY_EXCEEDED,
+                    EventCode.ACK_TIMEOUT.code());
+                return;
+            }
+            nic.counters.timeouts++;
+            goBack(lastAcked + 1);
+            rtoNs = Math.min(rtoNs * 2, nic.maxRtoNs);
+            lastProgressNs = now;
+        } else if (orDepth > 0 && !after(highestSent, lastAcked) && now - lastResponseNs >= nic.ackTimeoutNs) {
+            for (long i = completeIdx; i < admitIdx; i++) {
+                final SendWr w = at(i);
+                if (w.needsResponse() && w.state == SendWr.ACTIVE) {
+                    nic.counters.retryExceeded++;
+                    fail(w, WcStatus.RETRY_EXCEEDED, EventCode.ACK_TIMEOUT.code());
+                    return;
+                }
+            }
+        }
+        pump(now);
+    }
+
+    /**
+     * Flushes every outstanding work request, suppressed ones too, with FLUSHED.
+     *
+     * @return how many were flushed
+     */
+    int flush() {
+        int flushed = 0;
+        for (long i = completeIdx; i < tail; i++) {
+            final SendWr w = at(i);
+            final int reap = pendingReap + 1;
+            pendingReap = 0;
+            flushed++;
+            if (!qp.sqCq.append(w.id, WcStatus.FLUSHED, w.type, 0, 0, 0, 0, reap, qp, false)) {
+                pendingReap = 0;
+            }
+            w.window = null;
+            w.bindRegion = null;
+        }
+        completeIdx = admitIdx = ackScanIdx = txIdx = tail;
+        orDepth = 0;
+        txSeq = nextSeq;
+        highestSent = lastAcked = nextSeq - 1;
+        nic.counters.wrFlushed += flushed;
+        return flushed;
+    }
+
+    long nextDeadline() {
+        long deadline = Long.MAX_VALUE;
+        if (after(highestSent, lastAcked)) {
+            deadline = lastProgressNs + rtoNs;
+        }
+        if (rnrHoldUntilNs != 0) {
+            deadline = Math.min(deadline, rnrHoldUntilNs);
+        }
+        return deadline;
+    }
+}

@@ -1,0 +1,443 @@
+package io.jdet.internal.engine;
+
+import io.jdet.Access;
+import io.jdet.EventCode;
+import io.jdet.WcFlags;
+import io.jdet.WcStatus;
+import io.jdet.WcType;
+import io.jdet.internal.link.FrameGather;
+import io.jdet.internal.wire.Frame;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+
+import static io.jdet.internal.wire.Frame.after;
+
+/**
+ * The responding half of a queue pair: the receive queue, the incoming request stream and the outgoing response
+ * stream.
+ *
+ * <p>Requests are processed strictly in sequence order; a duplicate is only acknowledged, so a retransmitted read
+ * or atomic never runs twice: its response waits in the inbound queue (the response cache) until the peer
+ * acknowledges it, and is retransmitted from there. A send that finds no posted receive is answered with a
+ * receiver-not-ready NAK and left for the peer to retry; any other failure is answered with a NAK naming the
+ * status, and the queue pair enters ERROR. Engine lock held throughout.
+ */
+final class Responder {
+    private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
+
+    private final QpImpl qp;
+    private final NicImpl nic;
+    int capacity;
+    private RecvWr[] ring;
+    long head;
+    long tail;
+    /** Next receive a message will consume. */
+    private long consume;
+    /** Next in-order request sequence number expected. */
+    int reqExpected;
+    /** Next message id a send or write with immediate must carry. */
+    private int expectedMsgId;
+
+    private InboundResponse[] inbound;
+    private long iqHead;
+    private long iqTail;
+    private long iqTxIdx;
+    private int rspNextSeq;
+    private int rspTxSeq;
+    private int rspLastAcked;
+    private int rspHighestSent;
+    private long rspLastProgressNs;
+    private long rspLastAckProgressNs;
+    private long rspRtoNs;
+
+    /** One response waiting in the inbound queue until the requester acknowledges it. */
+    private static final class InboundResponse {
+        boolean read;
+        int msgId;
+        MrImpl region;
+        long offset;
+        int length;
+        long original;
+        int startSeq;
+        int endSeq;
+    }
+
+    Responder(final QpImpl qp, final int size, final int inboundSize) {
+        this.qp = qp;
+        this.nic = qp.nic;
+        this.capacity = size;
+        this.ring = new RecvWr[size];
+        resizeInbound(inboundSize);
+        reset();
+    }
+
+    void resizeInbound(final int size) {
+        inbound = new InboundResponse[size];
+        for (int i = 0; i < size; i++) {
+            inbound[i] = new InboundResponse();
+        }
+        iqHead = iqTail = iqTxIdx = 0;
+    }
+
+    void reset() {
+        head = tail = consume = 0;
+        reqExpected = 1;
+        expectedMsgId = 0;
+        iqHead = iqTail = iqTxIdx = 0;
+        rspNextSeq = rspTxSeq = 1;
+        rspLastAcked = rspHighestSent = 0;
+        rspRtoNs = nic.minRtoNs;
+    }
+
+    void connected(final long now) {
+        rspLastProgressNs = rspLastAckProgressNs = now;
+    }
+
+    boolean full() {
+        return tail - head >= capacity;
+    }
+
+    int depth() {
+        return (int) (tail - head);
+    }
+
+    private RecvWr at(final long idx) {
+        return ring[(int) (idx % capacity)];
+    }
+
+    RecvWr next(final int sges) {
+        final int i = (int) (tail % capacity);
+        RecvWr r = ring[i];
+        if (r == null || r.segments.regions.length < sges) {
+            r = new RecvWr(sges);
+            ring[i] = r;
+        }
+        return r;
+    }
+
+    void post() {
+        tail++;
+        nic.counters.recvPosted++;
+    }
+
+    void retire(final int reap) {
+        head = Math.min(tail, head + reap);
+    }
+
+    void resize(final int size) {
+        final RecvWr[] grown = new RecvWr[size];
+        for (long i = head; i < tail; i++) {
+            grown[(int) ((i - head) % Math.max(size, 1))] = at(i);
+        }
+        final long shift = head;
+        head -= shift;
+        tail -= shift;
+        consume -= shift;
+        ring = grown;
+        capacity = size;
+    }
+
+    // ---------------------------------------------------------------- requests in
+
+    void onRequest(final MemorySegment f, final int opcode, final long now) {
+        final int seq = Frame.seq(f);
+        if (seq != reqExpected) {
+            if (after(reqExpected, seq)) {
+                nic.counters.duplicates++;
+                nic.sendAck(qp);
+            } else {
+                nic.counters.outOfOrder++;
+            }
+            return;
+        }
+        final int outcome = switch (opcode) {
+            case Frame.OP_SEND -> onSend(f);
+            case Frame.OP_WRITE -> onWrite(f);
+            case Frame.OP_READ -> onRead(f, now);
+            default -> onAtomic(f, opcode, now);
+        };
+        if (outcome == OK) {
+            reqExpected++;
+            qp.frameReceived(now);
+        } else if (outcome == RNR) {
+            nic.counters.rnrNaksSent++;
+            nic.sendNak(qp, Frame.NAK_RNR, seq, 0);
+        } else {
+            nic.counters.naksSent++;
+            qp.failRequest(outcome & 0xFFFF, seq, outcome >>> 16);
+        }
+    }
+
+    private static final int OK = 0;
+    private static final int RNR = -1;
+
+    private static int error(final WcStatus status, final EventCode event) {
+        return event.code() << 16 | status.code();
+    }
+
+    private int onSend(final MemorySegment f) {
+        final int offset = Frame.offset(f);
+        final int n = Frame.payloadLength(f);
+        final int total = Frame.length(f);
+        final int flags = Frame.flags(f);
+        if (consume == tail) {
+            if (offset == 0) {
+                return RNR;
+            }
+            return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_MSG_ID);
+        }
+        final RecvWr r = at(consume);
+        if (Frame.msgId(f) != expectedMsgId) {
+            return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_MSG_ID);
+        }
+        if (offset < 0 || total < 0 || (long) offset + n > total) {
+            return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_LENGTH);
+        }
+        if (total > r.segments.total) {
+            completeReceive(r, WcStatus.BOUNDS_ERR, 0, 0, 0, 0);
+            return error(WcStatus.BOUNDS_ERR, EventCode.BOUNDS_VIOLATION);
+        }
+        if (!r.segments.stillValid()) {
+            completeReceive(r, WcStatus.LOCAL_PROTECTION_ERR, 0, 0, 0, 0);
+            return error(WcStatus.REMOTE_OP_ERR, EventCode.INVALID_L_KEY);
+        }
+        r.segments.place(f, Frame.HEADER_LENGTH, offset, n);
+        if ((flags & Frame.FLAG_LAST) == 0) {
+            return OK;
+        }
+        if ((long) offset + n != total) {
+            return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_LENGTH);
+        }
+        int wcFlags = 0;
+        int invalidated = 0;
+        if ((flags & Frame.FLAG_INVALIDATE) != 0) {
+            invalidated = Frame.key(f);
+            if (!LocalOps.invalidate(qp, invalidated, true)) {
+                completeReceive(r, WcStatus.INVALID_REQUEST, 0, 0, 0, 0);
+                return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_RDMA_KEY);
+            }
+            wcFlags |= WcFlags.INVALIDATED;
+        }
+        if ((flags & Frame.FLAG_IMMEDIATE) != 0) {
+            wcFlags |= WcFlags.IMMEDIATE;
+        }
+        if ((flags & Frame.FLAG_SOLICITED) != 0) {
+            wcFlags |= WcFlags.SOLICITED;
+        }
+        completeReceive(r, WcStatus.SUCCESS, wcFlags, total, Frame.immediate(f), invalidated);
+        return OK;
+    }
+
+    private int onWrite(final MemorySegment f) {
+        final int flags = Frame.flags(f);
+        final boolean immediate = (flags & Frame.FLAG_IMMEDIATE) != 0;
+        final int n = Frame.payloadLength(f);
+        if (immediate) {
+            if (consume == tail) {
+                return Frame.offset(f) == 0 ? RNR : error(WcStatus.INVALID_REQUEST, EventCode.INVALID_MSG_ID);
+            }
+            if (Frame.msgId(f) != expectedMsgId) {
+                return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_MSG_ID);
+            }
+        }
+        if (n > 0) {
+            final int status = nic.resolveRemote(qp, Frame.key(f), Frame.address(f), n, Access.REMOTE_WRITE, false);
+            if (status != 0) {
+                return status;
+            }
+            Scatter.copyLastByteLast(f, Frame.HEADER_LENGTH, nic.remoteSegment, nic.remoteOffset, n);
+        }
+        if (immediate && (flags & Frame.FLAG_LAST) != 0) {
+            int wcFlags = WcFlags.IMMEDIATE;
+            if ((flags & Frame.FLAG_SOLICITED) != 0) {
+                wcFlags |= WcFlags.SOLICITED;
+            }
+            completeReceive(at(consume), WcStatus.SUCCESS, wcFlags, Frame.length(f), Frame.immediate(f), 0);
+        }
+        return OK;
+    }
+
+    private void completeReceive(final RecvWr r, final WcStatus status, final int wcFlags, final int length,
+                                 final int immediate, final int invalidated) {
+        consume++;
+        expectedMsgId++;
+        nic.counters.messagesReceived++;
+        if (!qp.rqCq.append(r.id, status, WcType.RECV, wcFlags, length, immediate, invalidated, 1, qp, true)) {
+            qp.completionLost();
+        }
+    }
+
+    private int onRead(final MemorySegment f, final long now) {
+        if (iqTail - iqHead >= Math.min(inbound.length, Math.max(qp.maxIr, 0)) ) {
+            return error(WcStatus.INVALID_REQUEST, EventCode.MAX_IR_EXCEEDED);
+        }
+        final int length = Frame.length(f);
+        if (length < 0) {
+            return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_LENGTH);
+        }
+        MrImpl region = null;
+        long offset = 0;
+        if (length > 0) {
+            final int status = nic.resolveRemote(qp, Frame.key(f), Frame.address(f), length, Access.REMOTE_READ,
+                false);
+            if (status != 0) {
+                return status;
+            }
+            region = nic.remoteRegion;
+            offset = nic.remoteOffset;
+        }
+        final InboundResponse e = inbound[(int) (iqTail % inbound.length)];
+        e.read = true;
+        e.msgId = Frame.msgId(f);
+        e.region = region;
+        e.offset = offset;
+        e.length = length;
+        queueResponse(e, Math.max(1, (length + nic.maxPayload - 1) / nic.maxPayload), now);
+        return OK;
+    }
+
+    private int onAtomic(final MemorySegment f, final int opcode, final long now) {
+        if (opcode != Frame.OP_COMP_EXCH && opcode != Frame.OP_FETCH_ADD) {
+            return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_OPCODE);
+        }
+        if (iqTail - iqHead >= Math.min(inbound.length, Math.max(qp.maxIr, 0))) {
+            return error(WcStatus.INVALID_REQUEST, EventCode.MAX_IR_EXCEEDED);
+        }
+        final int status = nic.resolveRemote(qp, Frame.key(f), Frame.address(f), 8, Access.REMOTE_ATOMIC, true);
+        if (status != 0) {
+            return status;
+        }
+        final MemorySegment target = nic.remoteSegment;
+        final long at = nic.remoteOffset;
+        if (((target.address() + at) & 7) != 0) {
+            return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_LENGTH);
+        }
+        final long original = opcode == Frame.OP_COMP_EXCH
+            ? (long) LONG.compareAndExchange(target, at, Frame.operand1(f), Frame.operand2(f))
+            : (long) LONG.getAndAdd(target, at, Frame.operand1(f));
+        nic.counters.atomicsExecuted++;
+        final InboundResponse e = inbound[(int) (iqTail % inbound.length)];
+        e.read = false;
+        e.msgId = Frame.msgId(f);
+        e.region = null;
+        e.original = original;
+        e.length = 0;
+        queueResponse(e, 1, now);
+        return OK;
+    }
+
+    private void queueResponse(final InboundResponse e, final int frames, final long now) {
+        e.startSeq = rspNextSeq;
+        e.endSeq = rspNextSeq + frames - 1;
+        rspNextSeq += frames;
+        iqTail++;
+        pumpResponses(now);
+    }
+
+    // ---------------------------------------------------------------- responses out
+
+    void pumpResponses(final long now) {
+        while (after(rspNextSeq, rspTxSeq) && !after(rspTxSeq, rspLastAcked + nic.window)
+            && qp.state == io.jdet.QpState.CONNECTED) {
+            InboundResponse e = inbound[(int) (iqTxIdx % inbound.length)];
+            while (after(rspTxSeq, e.endSeq)) {
+                iqTxIdx++;
+                e = inbound[(int) (iqTxIdx % inbound.length)];
+            }
+            if (!transmit(e, rspTxSeq, !after(rspTxSeq, rspHighestSent))) {
+                nic.txBlocked = true;
+                return;
+            }
+            if (after(rspTxSeq, rspHighestSent)) {
+                if (rspHighestSent == rspLastAcked) {
+                    rspLastProgressNs = now;
+                    rspLastAckProgressNs = now;
+                }
+                rspHighestSent = rspTxSeq;
+            } else {
+                nic.counters.retransmitted++;
+            }
+            rspTxSeq++;
+        }
+    }
+
+    private boolean transmit(final InboundResponse e, final int seq, final boolean retransmission) {
+        final FrameGather g = nic.txGather;
+        g.clear();
+        final long offset = (long) (seq - e.startSeq) * nic.maxPayload;
+        final boolean last = seq == e.endSeq;
+        int flags = last ? Frame.FLAG_LAST | Frame.FLAG_FORCE_ACK : 0;
+        if (retransmission) {
+            flags |= Frame.FLAG_FORCE_ACK;
+        }
+        int payload = 0;
+        if (e.read) {
+            payload = (int) Math.min(nic.maxPayload, e.length - offset);
+            if (payload > 0) {
+                g.add(e.region.segment, e.region.view, e.offset + offset, payload);
+            }
+        }
+        Frame.writeBase(nic.txHeader, e.read ? Frame.OP_READ_RESP : Frame.OP_ATOMIC_RESP, flags, payload,
+            qp.remoteQpNum, qp.number, seq, reqExpected - 1, qp.requester.rspExpected - 1, e.msgId);
+        Frame.writeExtension(nic.txHeader, 0, e.original, 0, 0, e.length, (int) offset, 0);
+        return nic.transmit(qp, payload);
+    }
+
+    void onResponseAck(final int ack, final long now) {
+        if (!after(ack, rspLastAcked) || after(ack, rspHighestSent)) {
+            return;
+        }
+        rspLastAcked = ack;
+        rspLastProgressNs = now;
+        rspLastAckProgressNs = now;
+        while (iqHead < iqTail && !after(inbound[(int) (iqHead % inbound.length)].endSeq, ack)) {
+            inbound[(int) (iqHead % inbound.length)].region = null;
+            iqHead++;
+        }
+        if (iqTxIdx < iqHead) {
+            iqTxIdx = iqHead;
+        }
+        pumpResponses(now);
+    }
+
+    void onTimer(final long now) {
+        if (after(rspHighestSent, rspLastAcked) && now - rspLastProgressNs >= rspRtoNs) {
+            if (now - rspLastAckProgressNs >= nic.ackTimeoutNs) {
+                nic.counters.retryExceeded++;
+                qp.enterError(EventCode.ACK_TIMEOUT.code(), false, true, true);
+                return;
+            }
+            nic.counters.timeouts++;
+            rspTxSeq = rspLastAcked + 1;
+            iqTxIdx = iqHead;
+            rspRtoNs = Math.min(rspRtoNs * 2, nic.maxRtoNs);
+            rspLastProgressNs = now;
+        } else if (!after(rspHighestSent, rspLastAcked)) {
+            rspRtoNs = nic.minRtoNs;
+        }
+        pumpResponses(now);
+    }
+
+    long nextDeadline() {
+        return after(rspHighestSent, rspLastAcked) ? rspLastProgressNs + rspRtoNs : Long.MAX_VALUE;
+    }
+
+    /** Flushes posted receives with FLUSHED; drops queued responses silently. */
+    void flush() {
+        int flushed = 0;
+        for (long i = consume; i < tail; i++) {
+            flushed++;
+            qp.rqCq.append(at(i).id, WcStatus.FLUSHED, WcType.RECV, 0, 0, 0, 0, 1, qp, true);
+        }
+        consume = tail;
+        for (long i = iqHead; i < iqTail; i++) {
+            inbound[(int) (i % inbound.length)].region = null;
+        }
+        iqHead = iqTail = iqTxIdx = 0;
+        rspTxSeq = rspNextSeq;
+        rspHighestSent = rspLastAcked = rspNextSeq - 1;
+        nic.counters.wrFlushed += flushed;
+    }
+}

@@ -1,0 +1,87 @@
+package io.jdet.internal.link;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * One NIC's frame carrier. A link sends a frame (a header plus a gather list of payload pieces) to a peer named by
+ * a {@code long} it resolved earlier, and hands received frames to a handler. It checks the frame CRC on receipt
+ * and drops corrupted frames; it does not retransmit, order or deduplicate: the engine's protocol does that.
+ *
+ * <p>Threading: {@link #send} and {@link #receive} are called by the holder of the NIC's engine lock only, so a
+ * link needs no lock of its own for them; {@link #await} is called by the NIC's progress thread without the lock,
+ * and {@link #wakeup} from any thread.
+ */
+public interface Link extends AutoCloseable {
+
+    /**
+     * The address peers use to reach this link, as accepted by their {@link #resolve}.
+     *
+     * @return the address
+     */
+    String address();
+
+    /**
+     * The largest frame, header included, in bytes.
+     *
+     * @return the frame size limit
+     */
+    int mtu();
+
+    /**
+     * Turns a peer address into the handle {@link #send} takes and {@link FrameHandler#onFrame} reports.
+     *
+     * @param address a peer's {@link #address()}
+     * @return the handle, or -1 if this link cannot reach that address
+     */
+    long resolve(String address);
+
+    /**
+     * The address of a peer handle, for people.
+     *
+     * @param peer a handle from {@link #resolve} or a received frame
+     * @return the address
+     */
+    String describe(long peer);
+
+    /**
+     * Sends one frame: the first {@code headerLength} bytes of {@code header}, then the pieces of {@code payload}.
+     * The link fills in the CRC field of the copy it sends.
+     *
+     * @param peer         the destination
+     * @param header       the header bytes (the CRC field must be 0)
+     * @param headerLength the header length
+     * @param payload      the payload pieces, possibly none
+     * @return false if the link had no room now (the caller retries later); true if the frame was sent or
+     *         deliberately dropped
+     */
+    boolean send(long peer, MemorySegment header, int headerLength, FrameGather payload);
+
+    /**
+     * Hands up to {@code max} received frames, in arrival order, to the handler.
+     *
+     * @param handler called once per frame whose CRC is right
+     * @param max     the most frames to hand over
+     * @return how many frames were taken from the link, good or bad
+     */
+    int receive(FrameHandler handler, int max);
+
+    /**
+     * Blocks until a frame may have arrived, {@link #wakeup} is called, or the time runs out.
+     *
+     * @param timeoutNs the longest wait
+     */
+    void await(long timeoutNs);
+
+    /** Ends an {@link #await} early. */
+    void wakeup();
+
+    /**
+     * Counts of what the link dropped, by cause, added into the engine's counters.
+     *
+     * @param counters where to add them
+     */
+    void addCounters(java.util.Map<String, Long> counters);
+
+    @Override
+    void close();
+}
