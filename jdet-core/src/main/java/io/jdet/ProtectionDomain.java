@@ -17,10 +17,11 @@ public interface ProtectionDomain extends AutoCloseable {
     /**
      * Registers native memory ({@code det_reg_mr}). Its virtual address is {@code segment.address()}.
      *
-     * @param segment the memory; it must stay alive while registered
+     * @param segment the memory, native and reachable from every thread (from {@code Arena.ofShared()},
+     *                {@code Arena.ofAuto()} or {@code Arena.global()}); it must stay alive while registered
      * @param access  {@link Access} rights
      * @return the region
-     * @throws DetException EFAULT if the segment is not native; EINVAL for length 0, unknown access bits, or
+     * @throws DetException EFAULT if the segment is not native, or confined to one thread; EINVAL for length 0, unknown access bits, or
      *                      REMOTE_READ without LOCAL_READ, or REMOTE_WRITE/REMOTE_ATOMIC without LOCAL_WRITE;
      *                      ERANGE if address plus length wraps; E2BIG if longer than the NIC's maximum region;
      *                      EDQUOT if the registration quota would be exceeded; EAGAIN if the NIC has its maximum

@@ -38,6 +38,7 @@ final class Counters {
     long messagesReceived;
     long atomicsExecuted;
     long cqOverruns;
+    long engineErrors;
 
     Map<String, Long> snapshot() {
         final Map<String, Long> m = new LinkedHashMap<>();
@@ -71,6 +72,7 @@ final class Counters {
         m.put("messages.received", messagesReceived);
         m.put("atomics.executed", atomicsExecuted);
         m.put("cq.overruns", cqOverruns);
+        m.put("engine.errors", engineErrors);
         return m;
     }
 }

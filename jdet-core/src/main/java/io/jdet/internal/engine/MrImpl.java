@@ -46,6 +46,10 @@ public final class MrImpl implements MemoryRegion {
         if (!segment.isNative()) {
             throw new DetException(Errno.EFAULT, "the segment is not native memory");
         }
+        if (!segment.isAccessibleBy(pd.nic.progressThread())) {
+            throw new DetException(Errno.EFAULT, "the segment is confined to its owner thread, but jdet's threads "
+                + "must reach registered memory: allocate it from Arena.ofShared(), Arena.ofAuto() or Arena.global()");
+        }
         if (segment.byteSize() == 0) {
             throw new DetException(Errno.EINVAL, "zero-length region");
         }

@@ -17,7 +17,6 @@ import io.jdet.internal.link.FrameHandler;
 import io.jdet.internal.link.Link;
 import io.jdet.internal.wire.Frame;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -74,7 +73,6 @@ public final class NicImpl implements Nic, FrameHandler {
     final int rnrRetryCount;
     private final long timerPeriodNs;
 
-    private final Arena arena = Arena.ofShared();
     final MemorySegment txHeader;
     private final ByteBuffer txHeaderView;
     final FrameGather txGather = new FrameGather(MAX_SGES + 1);
@@ -114,8 +112,12 @@ public final class NicImpl implements Nic, FrameHandler {
         this.rnrDelayNs = TimeUnit.MICROSECONDS.toNanos(c.rnrDelayUs());
         this.rnrRetryCount = c.rnrRetryCount();
         this.timerPeriodNs = TimeUnit.MICROSECONDS.toNanos(c.timerPeriodUs());
-        this.txHeader = arena.allocate(Frame.HEADER_LENGTH, 8);
-        this.txHeaderView = txHeader.asByteBuffer();
+        this.txHeaderView = ByteBuffer.allocateDirect(Frame.HEADER_LENGTH); // no session to acquire per frame
+        this.txHeader = MemorySegment.ofBuffer(txHeaderView);
+    }
+
+    Thread progressThread() {
+        return progressThread;
     }
 
     void start() {
@@ -505,8 +507,9 @@ public final class NicImpl implements Nic, FrameHandler {
                     }
                     waitNs = Math.max(1000, nextDeadline(now) - now);
                 } catch (final RuntimeException e) {
-                    // The engine must survive anything a frame or a user callback does; count and go on.
-                    counters.badHeader++;
+                    // The engine thread must survive whatever happens (say, memory freed under a registration):
+                    // count it and go on; the protocol retransmits what was lost.
+                    counters.engineErrors++;
                 } finally {
                     lock.unlock();
                 }
@@ -599,7 +602,6 @@ public final class NicImpl implements Nic, FrameHandler {
         lock.lock();
         try {
             link.close();
-            arena.close();
         } finally {
             lock.unlock();
         }

@@ -1,6 +1,5 @@
 package io.jdet.internal.link;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicLong;
@@ -14,7 +13,6 @@ import java.util.concurrent.locks.LockSupport;
  * free.
  */
 final class FrameRing implements AutoCloseable {
-    private final Arena arena = Arena.ofShared();
     private final int mask;
     private final int slotSize;
     private final MemorySegment[] slots;
@@ -37,10 +35,12 @@ final class FrameRing implements AutoCloseable {
         this.lengths = new int[capacity];
         this.peers = new long[capacity];
         this.sequence = new AtomicLongArray(capacity);
-        final MemorySegment all = arena.allocate((long) capacity * slotSize, 64);
+        // Direct buffers rather than an arena: their memory has no session, so neither the producers' copies
+        // nor the consumer's CRC pay a shared-session acquire (a contended CAS) per frame. The GC frees them.
+        final ByteBuffer all = ByteBuffer.allocateDirect(capacity * slotSize);
         for (int i = 0; i < capacity; i++) {
-            slots[i] = all.asSlice((long) i * slotSize, slotSize);
-            views[i] = slots[i].asByteBuffer();
+            views[i] = all.slice(i * slotSize, slotSize);
+            slots[i] = MemorySegment.ofBuffer(views[i]);
             sequence.set(i, i);
         }
     }
@@ -129,6 +129,6 @@ final class FrameRing implements AutoCloseable {
 
     @Override
     public void close() {
-        arena.close();
+        waiter = null;
     }
 }
