@@ -10,15 +10,22 @@ final class Fabric {
     private static final ConcurrentHashMap<String, Fabric> FABRICS = new ConcurrentHashMap<>();
 
     private final String name;
+    /** The frame size of every endpoint: fixed by the first NIC that opens the fabric. */
+    private final int mtu;
     private volatile FabricLink[] endpoints = new FabricLink[16];
     private int nextId = 1;
 
-    private Fabric(final String name) {
+    private Fabric(final String name, final int mtu) {
         this.name = name;
+        this.mtu = mtu;
     }
 
-    static Fabric named(final String name) {
-        return FABRICS.computeIfAbsent(name, Fabric::new);
+    static Fabric named(final String name, final int mtu) {
+        return FABRICS.computeIfAbsent(name, n -> new Fabric(n, mtu));
+    }
+
+    int mtu() {
+        return mtu;
     }
 
     String name() {

@@ -22,12 +22,13 @@ public final class FabricLink implements Link {
      * Attaches a new endpoint to a fabric.
      *
      * @param fabricName the fabric's name
-     * @param mtu        the frame size limit
+     * @param mtu        the frame size limit wanted; a fabric keeps the size its first NIC asked for, so that
+     *                   every ring slot holds every frame
      * @param ringFrames the inbound ring size, a power of two
      */
     public FabricLink(final String fabricName, final int mtu, final int ringFrames) {
-        this.fabric = Fabric.named(fabricName);
-        this.mtu = mtu;
+        this.fabric = Fabric.named(fabricName, mtu);
+        this.mtu = fabric.mtu();
         this.ring = new FrameRing(ringFrames, mtu);
         this.id = fabric.attach(this);
     }
