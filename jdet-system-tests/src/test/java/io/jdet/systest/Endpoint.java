@@ -26,7 +26,8 @@ final class Endpoint implements AutoCloseable {
 
     final Nic nic;
     final ProtectionDomain pd;
-    final CompletionQueue cq;
+    final CompletionQueue sendCq;
+    final CompletionQueue recvCq;
     final QueuePair qp;
     final Arena arena = Arena.ofShared();
     final MemorySegment buffer;
@@ -37,8 +38,9 @@ final class Endpoint implements AutoCloseable {
     Endpoint(final Det det, final String nicName, final long bufferBytes, final int depth) {
         nic = det.openNic(nicName, null);
         pd = nic.allocPd();
-        cq = nic.createCq(4 * depth, null);
-        qp = pd.createQp(new QpCreate(cq, cq, depth, depth, 4, 4, 16, 16));
+        sendCq = nic.createCq(2 * depth, null);
+        recvCq = nic.createCq(2 * depth, null);
+        qp = pd.createQp(new QpCreate(sendCq, recvCq, depth, depth, 4, 4, 16, 16));
         buffer = arena.allocate(bufferBytes, 4096);
         region = pd.regMr(buffer, ALL_RIGHTS);
         for (int i = 0; i < batch.length; i++) {
@@ -52,13 +54,23 @@ final class Endpoint implements AutoCloseable {
         return sge;
     }
 
+    /** Polls the send queue's completion queue; see {@link #await(CompletionQueue, int, long)}. */
+    List<WorkCompletion> sent(final int count, final long timeoutMs) {
+        return await(sendCq, count, timeoutMs);
+    }
+
+    /** Polls the receive queue's completion queue; see {@link #await(CompletionQueue, int, long)}. */
+    List<WorkCompletion> received(final int count, final long timeoutMs) {
+        return await(recvCq, count, timeoutMs);
+    }
+
     /**
      * Polls until {@code count} completions arrived or the time runs out.
      *
      * @return copies of the completions, in order
      * @throws AssertionError on timeout
      */
-    List<WorkCompletion> await(final int count, final long timeoutMs) {
+    List<WorkCompletion> await(final CompletionQueue cq, final int count, final long timeoutMs) {
         final List<WorkCompletion> got = new ArrayList<>(count);
         final long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
         while (got.size() < count) {
@@ -83,7 +95,8 @@ final class Endpoint implements AutoCloseable {
     public void close() {
         qp.close();
         region.close();
-        cq.close();
+        sendCq.close();
+        recvCq.close();
         pd.close();
         nic.close();
         arena.close();

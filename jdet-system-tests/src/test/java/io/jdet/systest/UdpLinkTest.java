@@ -65,29 +65,29 @@ class UdpLinkTest {
             }
             b.qp.recv(1, b.at(0, big), 1);
             a.qp.send(2, a.at(0, big), 1, 0, 0);
-            final List<WorkCompletion> rx = b.await(1, 10_000);
+            final List<WorkCompletion> rx = b.received(1, 10_000);
             assertEquals(WcStatus.SUCCESS, rx.get(0).status());
             assertEquals(big, rx.get(0).length());
             assertEquals(-1, a.buffer.asSlice(0, big).mismatch(b.buffer.asSlice(0, big)));
-            assertEquals(WcStatus.SUCCESS, a.await(1, 10_000).get(0).status());
+            assertEquals(WcStatus.SUCCESS, a.sent(1, 10_000).get(0).status());
 
             a.qp.write(3, a.at(0, big), 1, b.region.address() + 400_000, b.region.rKey(), 0, 0);
-            assertEquals(WcStatus.SUCCESS, a.await(1, 10_000).get(0).status());
+            assertEquals(WcStatus.SUCCESS, a.sent(1, 10_000).get(0).status());
             assertEquals(-1, a.buffer.asSlice(0, big).mismatch(b.buffer.asSlice(400_000, big)));
 
             b.qp.read(4, b.at(700_000, big), 1, a.region.address(), a.region.rKey(), 0);
-            final WorkCompletion read = b.await(1, 10_000).get(0);
+            final WorkCompletion read = b.sent(1, 10_000).get(0);
             assertEquals(WcType.RDMA_READ, read.type());
             assertEquals(WcStatus.SUCCESS, read.status());
             assertEquals(-1, a.buffer.asSlice(0, big).mismatch(b.buffer.asSlice(700_000, big)));
 
             b.buffer.set(ValueLayout.JAVA_LONG, 1000_000, 40);
             a.qp.fetchAdd(5, 2, a.at(1_000_000, 8)[0], b.region.address() + 1_000_000, b.region.rKey(), 0);
-            assertEquals(WcStatus.SUCCESS, a.await(1, 10_000).get(0).status());
+            assertEquals(WcStatus.SUCCESS, a.sent(1, 10_000).get(0).status());
             assertEquals(40, a.buffer.get(ValueLayout.JAVA_LONG, 1_000_000));
             assertEquals(42, b.buffer.get(ValueLayout.JAVA_LONG, 1_000_000));
             a.qp.compExch(6, 42, 7, a.at(1_000_008, 8)[0], b.region.address() + 1_000_000, b.region.rKey(), 0);
-            assertEquals(WcStatus.SUCCESS, a.await(1, 10_000).get(0).status());
+            assertEquals(WcStatus.SUCCESS, a.sent(1, 10_000).get(0).status());
             assertEquals(42, a.buffer.get(ValueLayout.JAVA_LONG, 1_000_008));
             assertEquals(7, b.buffer.get(ValueLayout.JAVA_LONG, 1_000_000));
         }
