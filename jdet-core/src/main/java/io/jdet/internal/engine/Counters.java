@@ -38,6 +38,10 @@ final class Counters {
     long messagesReceived;
     long atomicsExecuted;
     long cqOverruns;
+    long cmSent;
+    long cmReceived;
+    long cmRetransmitted;
+    long cmIgnored;
 
     Map<String, Long> snapshot() {
         final Map<String, Long> m = new LinkedHashMap<>();
@@ -71,6 +75,10 @@ final class Counters {
         m.put("messages.received", messagesReceived);
         m.put("atomics.executed", atomicsExecuted);
         m.put("cq.overruns", cqOverruns);
+        m.put("cm.sent", cmSent);
+        m.put("cm.received", cmReceived);
+        m.put("cm.retransmitted", cmRetransmitted);
+        m.put("cm.ignored", cmIgnored);
         return m;
     }
 }

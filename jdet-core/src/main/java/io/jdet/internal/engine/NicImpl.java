@@ -61,6 +61,7 @@ public final class NicImpl implements Nic, FrameHandler {
     int mrCount;
     int mwCount;
     final Counters counters = new Counters();
+    final CmImpl cm;
 
     final int mtu;
     final int maxPayload;
@@ -116,6 +117,7 @@ public final class NicImpl implements Nic, FrameHandler {
         this.timerPeriodNs = TimeUnit.MICROSECONDS.toNanos(c.timerPeriodUs());
         this.txHeader = arena.allocate(Frame.HEADER_LENGTH, 8);
         this.txHeaderView = txHeader.asByteBuffer();
+        this.cm = new CmImpl(this);
     }
 
     void start() {
@@ -135,6 +137,11 @@ public final class NicImpl implements Nic, FrameHandler {
     @Override
     public String address() {
         return link.address();
+    }
+
+    @Override
+    public io.jdet.ConnectionManager connectionManager() {
+        return cm;
     }
 
     @Override
@@ -402,6 +409,14 @@ public final class NicImpl implements Nic, FrameHandler {
             return;
         }
         final int dst = Frame.dstQp(f);
+        if (Frame.isConnectionManager(opcode)) {
+            if (dst != 0) {
+                counters.badHeader++;
+                return;
+            }
+            cm.onFrame(f, opcode, peer);
+            return;
+        }
         final Object o = qpTable.lookup(dst);
         final QpImpl qp = o instanceof QpImpl q && q.number == dst && !q.destroyed ? q : null;
         if (qp == null) {
@@ -430,7 +445,8 @@ public final class NicImpl implements Nic, FrameHandler {
 
     private static boolean knownOpcode(final int opcode) {
         return opcode <= Frame.OP_FETCH_ADD || opcode == Frame.OP_ACK || opcode == Frame.OP_DISCONNECT
-            || opcode == Frame.OP_READ_RESP || opcode == Frame.OP_ATOMIC_RESP || opcode == Frame.OP_NAK;
+            || opcode == Frame.OP_READ_RESP || opcode == Frame.OP_ATOMIC_RESP || opcode == Frame.OP_NAK
+            || Frame.isConnectionManager(opcode);
     }
 
     // ---------------------------------------------------------------- progress
@@ -468,6 +484,7 @@ public final class NicImpl implements Nic, FrameHandler {
             for (int i = 0; i < qps.size(); i++) {
                 qps.get(i).onTimer(now);
             }
+            cm.onTimer(now);
             work++;
         }
         return work;
@@ -599,6 +616,7 @@ public final class NicImpl implements Nic, FrameHandler {
         lock.lock();
         try {
             link.close();
+            cm.close();
             arena.close();
         } finally {
             lock.unlock();

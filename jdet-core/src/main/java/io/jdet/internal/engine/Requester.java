@@ -84,6 +84,23 @@ final class Requester {
         lastProgressNs = lastAckProgressNs = lastResponseNs = now;
     }
 
+    /**
+     * Starts the streams at negotiated sequence numbers instead of 1 (connection manager). Before any post.
+     *
+     * @param requestIsn      the first sequence number of the outgoing request stream
+     * @param peerResponseIsn the first sequence number of the peer's response stream
+     */
+    void startAt(final int requestIsn, final int peerResponseIsn) {
+        nextSeq = txSeq = requestIsn;
+        lastAcked = highestSent = requestIsn - 1;
+        rspExpected = peerResponseIsn;
+    }
+
+    /** Whether every posted work request has completed. */
+    boolean drained() {
+        return completeIdx == tail;
+    }
+
     boolean full() {
         return tail - head >= capacity;
     }

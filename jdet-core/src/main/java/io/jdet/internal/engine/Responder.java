@@ -95,6 +95,23 @@ final class Responder {
         rspLastProgressNs = rspLastAckProgressNs = now;
     }
 
+    /**
+     * Starts the streams at negotiated sequence numbers instead of 1 (connection manager).
+     *
+     * @param responseIsn    the first sequence number of the outgoing response stream
+     * @param peerRequestIsn the first sequence number of the peer's request stream
+     */
+    void startAt(final int responseIsn, final int peerRequestIsn) {
+        rspNextSeq = rspTxSeq = responseIsn;
+        rspLastAcked = rspHighestSent = responseIsn - 1;
+        reqExpected = peerRequestIsn;
+    }
+
+    /** Whether the peer acknowledged every response sent. */
+    boolean responsesAcked() {
+        return !after(rspNextSeq - 1, rspLastAcked);
+    }
+
     boolean full() {
         return tail - head >= capacity;
     }
