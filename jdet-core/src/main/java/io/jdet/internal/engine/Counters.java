@@ -38,6 +38,8 @@ final class Counters {
     long messagesReceived;
     long atomicsExecuted;
     long cqOverruns;
+    long stashed;
+    long sackRetransmitted;
     long cmSent;
     long cmReceived;
     long cmRetransmitted;
@@ -75,6 +77,8 @@ final class Counters {
         m.put("messages.received", messagesReceived);
         m.put("atomics.executed", atomicsExecuted);
         m.put("cq.overruns", cqOverruns);
+        m.put("rx.stashed", stashed);
+        m.put("frames.sack_retransmitted", sackRetransmitted);
         m.put("cm.sent", cmSent);
         m.put("cm.received", cmReceived);
         m.put("cm.retransmitted", cmRetransmitted);

@@ -62,6 +62,7 @@ public final class NicImpl implements Nic, FrameHandler {
     int mwCount;
     final Counters counters = new Counters();
     final CmImpl cm;
+    final ReorderPool reorder;
 
     final int mtu;
     final int maxPayload;
@@ -118,6 +119,7 @@ public final class NicImpl implements Nic, FrameHandler {
         this.txHeader = arena.allocate(Frame.HEADER_LENGTH, 8);
         this.txHeaderView = txHeader.asByteBuffer();
         this.cm = new CmImpl(this);
+        this.reorder = new ReorderPool(mtu);
     }
 
     void start() {
@@ -240,6 +242,7 @@ public final class NicImpl implements Nic, FrameHandler {
 
     /** Seals and sends the frame in {@link #txHeader} and {@link #txGather} to a queue pair's peer. */
     boolean transmit(final QpImpl qp, final int payloadLength) {
+        Frame.sack(txHeader, qp.responder.sackBits);
         txCrc.seal(txHeader, txHeaderView, Frame.HEADER_LENGTH, txGather);
         if (!link.send(qp.remotePeer, txHeader, Frame.HEADER_LENGTH, txGather)) {
             counters.linkBusy++;
@@ -252,8 +255,10 @@ public final class NicImpl implements Nic, FrameHandler {
     }
 
     private boolean sendControl(final long peer, final int opcode, final int dstQp, final int srcQp, final int seq,
-                                final int reqAck, final int rspAck, final int key, final int length) {
+                                final int reqAck, final int rspAck, final int key, final int length,
+                                final int sack) {
         Frame.writeBase(txHeader, opcode, 0, 0, dstQp, srcQp, seq, reqAck, rspAck, 0);
+        Frame.sack(txHeader, sack);
         Frame.writeExtension(txHeader, 0, 0, 0, key, length, 0, 0);
         txGather.clear();
         txCrc.seal(txHeader, txHeaderView, Frame.HEADER_LENGTH, NO_PAYLOAD);
@@ -271,7 +276,7 @@ public final class NicImpl implements Nic, FrameHandler {
             return;
         }
         if (sendControl(qp.remotePeer, Frame.OP_ACK, qp.remoteQpNum, qp.number, 0, qp.responder.reqExpected - 1,
-            qp.requester.rspExpected - 1, 0, 0)) {
+            qp.requester.rspExpected - 1, 0, 0, qp.responder.sackBits)) {
             counters.acksSent++;
             qp.acksSent();
         }
@@ -279,7 +284,7 @@ public final class NicImpl implements Nic, FrameHandler {
 
     void sendNak(final QpImpl qp, final int status, final int seq, final int eventCode) {
         sendControl(qp.remotePeer, Frame.OP_NAK, qp.remoteQpNum, qp.number, seq, qp.responder.reqExpected - 1,
-            qp.requester.rspExpected - 1, status, eventCode);
+            qp.requester.rspExpected - 1, status, eventCode, qp.responder.sackBits);
     }
 
     void sendDisconnect(final long peer, final int dstQp, final int srcQp, final int code, final QpImpl qp) {
@@ -289,7 +294,8 @@ public final class NicImpl implements Nic, FrameHandler {
         counters.disconnectsSent++;
         final int reqAck = qp == null ? 0 : qp.responder.reqExpected - 1;
         final int rspAck = qp == null ? 0 : qp.requester.rspExpected - 1;
-        sendControl(peer, Frame.OP_DISCONNECT, dstQp, srcQp, 0, reqAck, rspAck, code, 0);
+        sendControl(peer, Frame.OP_DISCONNECT, dstQp, srcQp, 0, reqAck, rspAck, code, 0,
+            qp == null ? 0 : qp.responder.sackBits);
     }
 
     void owesAck(final QpImpl qp) {
@@ -617,6 +623,7 @@ public final class NicImpl implements Nic, FrameHandler {
         try {
             link.close();
             cm.close();
+            reorder.close();
             arena.close();
         } finally {
             lock.unlock();

@@ -632,7 +632,7 @@ public final class QpImpl implements QueuePair {
 
     /** A frame from the connected peer, CRC and header already checked. */
     void onFrame(final java.lang.foreign.MemorySegment f, final int opcode, final long now) {
-        requester.onAck(io.jdet.internal.wire.Frame.reqAck(f), now);
+        requester.onAck(io.jdet.internal.wire.Frame.reqAck(f), io.jdet.internal.wire.Frame.sack(f), now);
         if (state != QpState.CONNECTED) {
             return;
         }
