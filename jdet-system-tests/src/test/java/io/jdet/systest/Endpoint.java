@@ -36,7 +36,12 @@ final class Endpoint implements AutoCloseable {
     private final WorkCompletion[] batch = new WorkCompletion[64];
 
     Endpoint(final Det det, final String nicName, final long bufferBytes, final int depth) {
-        nic = det.openNic(nicName, null);
+        this(det, nicName, bufferBytes, depth, null);
+    }
+
+    Endpoint(final Det det, final String nicName, final long bufferBytes, final int depth,
+             final io.jdet.EventQueue events) {
+        nic = det.openNic(nicName, events);
         pd = nic.allocPd();
         sendCq = nic.createCq(2 * depth, null);
         recvCq = nic.createCq(2 * depth, null);

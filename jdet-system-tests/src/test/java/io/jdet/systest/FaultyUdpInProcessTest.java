@@ -2,7 +2,6 @@ package io.jdet.systest;
 
 import io.jdet.Configuration;
 import io.jdet.Det;
-import io.jdet.FaultPlan;
 import io.jdet.QpModify;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -22,7 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class FaultyUdpInProcessTest {
 
     static Configuration faulty(final long seed) {
-        return new Configuration().faults(new FaultPlan(0.05, 0.05, 0.05, 0.01, seed));
+        return PeerMain.faults(seed);
     }
 
     @Test

@@ -49,6 +49,15 @@ final class VerbsWorkload {
     private VerbsWorkload() {
     }
 
+    /**
+     * The configuration both ends run with: defaults, except that a send finding no receive is retried for up to
+     * about 10 s instead of 7 ms, because a cold JVM checking 128 KiB messages byte by byte can fall that far
+     * behind in reposting receives (receiver-not-ready is flow control here, not an error).
+     */
+    static io.jdet.Configuration configuration() {
+        return new io.jdet.Configuration().rnrRetryCount(10_000);
+    }
+
     static int size(final int message) {
         return SIZES[message % SIZES.length];
     }

@@ -364,6 +364,11 @@ final class Requester {
         }
         timeoutsInRow = 0;
         lastAcked = ack;
+        if (!after(txSeq, lastAcked)) {
+            // Going back, and the peer has acknowledged past the resend point: resume after what it holds.
+            txSeq = lastAcked + 1;
+            txIdx = completeIdx;
+        }
         lastProgressNs = now;
         lastAckProgressNs = now;
         if (timedSeq != 0 && !after(timedSeq, ack)) {
