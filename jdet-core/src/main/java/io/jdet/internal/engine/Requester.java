@@ -364,11 +364,6 @@ final class Requester {
         }
         timeoutsInRow = 0;
         lastAcked = ack;
-        if (!after(txSeq, lastAcked)) {
-            // Going back, and the peer has acknowledged past the resend point: resume after what it holds.
-            txSeq = lastAcked + 1;
-            txIdx = completeIdx;
-        }
         lastProgressNs = now;
         lastAckProgressNs = now;
         if (timedSeq != 0 && !after(timedSeq, ack)) {
@@ -386,6 +381,11 @@ final class Requester {
                 }
             }
             ackScanIdx++;
+        }
+        if (!after(txSeq, lastAcked)) {
+            // Going back, and the peer has acknowledged past the resend point: resume after what it holds.
+            txSeq = lastAcked + 1;
+            txIdx = ackScanIdx;
         }
         completeWalk();
         if (sacked != 0) {
@@ -514,7 +514,9 @@ final class Requester {
     private void goBack(final int seq) {
         retxHigh = seq - 1;
         txSeq = seq;
-        txIdx = completeIdx;
+        // The first request not known to be acknowledged: a read or atomic can be complete (its response came)
+        // while its request is not acknowledged yet, so completeIdx may already be past the resend point.
+        txIdx = ackScanIdx;
         timedSeq = 0;
     }
 
@@ -543,6 +545,10 @@ final class Requester {
         rspExpected++;
         lastResponseNs = now;
         qp.frameReceived(now);
+        if (after(w.endSeq, lastAcked)) {
+            // The peer runs requests in order: a response to this one acknowledges it and every earlier one.
+            onAck(w.endSeq, 0, now);
+        }
         if (!w.segments.stillValid()) {
             orDepth--;
             fail(w, WcStatus.LOCAL_PROTECTION_ERR, EventCode.INVALID_L_KEY.code());

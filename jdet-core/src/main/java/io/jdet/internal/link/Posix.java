@@ -13,7 +13,7 @@ import java.lang.invoke.VarHandle;
  * The few Linux socket calls the UDP link needs, bound through the foreign function API: no JNI, no copies.
  * Constants and structure layouts are those of 64-bit Linux (x86-64 and AArch64 share them). Each handle that can
  * fail captures {@code errno} into a caller-supplied segment ({@link #newErrnoState}). The data-path calls
- * ({@link #SENDMSG}, {@link #RECVFROM}) are non-blocking and marked critical, so a call costs a plain native call;
+ * ({@link #SENDMSG}, {@link #RECVMMSG}) are non-blocking and marked critical, so a call costs a plain native call;
  * {@link #PPOLL} blocks and is not.
  */
 final class Posix {
@@ -44,6 +44,9 @@ final class Posix {
     static final int MSG_NAMELEN = 8;
     static final int MSG_IOV = 16;
     static final int MSG_IOVLEN = 24;
+    /** {@code struct mmsghdr}: a msghdr, then the received length (and padding). */
+    static final int MMSGHDR_SIZE = 64;
+    static final int MMSG_LEN = 56;
     /** {@code struct iovec}: base, length. */
     static final int IOVEC_SIZE = 16;
     /** {@code struct pollfd}: fd, events, revents. */
@@ -78,9 +81,9 @@ final class Posix {
     /** {@code ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)}. */
     static final MethodHandle SENDMSG = bind("sendmsg", FunctionDescriptor.of(LONG, INT, PTR, INT), ERRNO,
         Linker.Option.critical(false));
-    /** {@code ssize_t recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from, socklen_t *len)}. */
-    static final MethodHandle RECVFROM = bind("recvfrom", FunctionDescriptor.of(LONG, INT, PTR, LONG, INT, PTR, PTR),
-        ERRNO, Linker.Option.critical(false));
+    /** {@code int recvmmsg(int fd, struct mmsghdr *msgs, unsigned int n, int flags, struct timespec *timeout)}. */
+    static final MethodHandle RECVMMSG = bind("recvmmsg", FunctionDescriptor.of(INT, INT, PTR, INT, INT, PTR), ERRNO,
+        Linker.Option.critical(false));
     /** {@code int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout, const sigset_t *mask)}. */
     static final MethodHandle PPOLL = bind("ppoll", FunctionDescriptor.of(INT, PTR, LONG, PTR, PTR), ERRNO);
     /** {@code int eventfd(unsigned int initial, int flags)}. */

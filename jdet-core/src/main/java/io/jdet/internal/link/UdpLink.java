@@ -14,8 +14,8 @@ import java.util.Map;
  *
  * <p>Transmit is zero-copy: {@code sendmsg} gets an iovec list whose first entry is the header and whose other
  * entries point straight into the registered memory the payload comes from, so the kernel gathers the datagram
- * from where the bytes are. Receive is single-copy: {@code recvfrom} lands the datagram in the link's receive
- * buffer, where the CRC is checked before anything else looks at it, and the engine copies the payload once, into
+ * from where the bytes are. Receive is single-copy: {@code recvmmsg} lands up to 16 datagrams in the link's
+ * receive buffers with one system call, where the CRC is checked before anything else looks at it, and the engine copies the payload once, into
  * the target memory, while the handler runs (a corrupted frame must never reach that memory, so the kernel cannot
  * write into it directly). Neither path allocates: the message header, iovecs, socket addresses and errno slots
  * are preallocated, and a peer is a {@code long} ({@link UdpAddress#handle}).
@@ -24,8 +24,10 @@ import java.util.Map;
  * progress thread burns no core and wakes when a datagram arrives.
  */
 public final class UdpLink implements Link {
-    /** The receive buffer: larger than any UDP payload, so no datagram is ever truncated. */
+    /** A receive buffer: larger than any UDP payload, so no datagram is ever truncated. */
     private static final int RX_BUFFER = 65_536;
+    /** Datagrams taken by one {@code recvmmsg}: one system call per poll, however many frames wait. */
+    private static final int RX_BATCH = 16;
     /** Socket buffers asked for: large, so bursts of 64 KiB frames are not dropped by the kernel. */
     private static final int SOCKET_BUFFER = 8 << 20;
     /** The most iovecs one datagram takes (Linux's IOV_MAX is 1024); more pieces are staged. */
@@ -46,10 +48,10 @@ public final class UdpLink implements Link {
     private final MemorySegment txStage;
     private long txNamePeer = -1;
 
-    private final MemorySegment rxBuffer;
-    private final ByteBuffer rxView;
-    private final MemorySegment rxName;
-    private final MemorySegment rxNameLength;
+    private final MemorySegment[] rxBuffers = new MemorySegment[RX_BATCH];
+    private final ByteBuffer[] rxViews = new ByteBuffer[RX_BATCH];
+    private final MemorySegment rxMsgs;
+    private final MemorySegment rxNames;
     private final MemorySegment rxErrno;
     private final FrameCrc rxCrc = new FrameCrc();
 
@@ -83,10 +85,22 @@ public final class UdpLink implements Link {
         this.txName = arena.allocate(Posix.SOCKADDR_IN_SIZE, 8);
         this.txErrno = Posix.newErrnoState(arena);
         this.txStage = arena.allocate(RX_BUFFER, 64);
-        this.rxBuffer = arena.allocate(RX_BUFFER, 64);
-        this.rxView = rxBuffer.asByteBuffer();
-        this.rxName = arena.allocate(Posix.SOCKADDR_IN_SIZE, 8);
-        this.rxNameLength = arena.allocate(ValueLayout.JAVA_INT);
+        final MemorySegment buffers = arena.allocate((long) RX_BUFFER * RX_BATCH, 64);
+        this.rxMsgs = arena.allocate((long) Posix.MMSGHDR_SIZE * RX_BATCH, 8);
+        this.rxNames = arena.allocate((long) Posix.SOCKADDR_IN_SIZE * RX_BATCH, 8);
+        final MemorySegment iovs = arena.allocate((long) Posix.IOVEC_SIZE * RX_BATCH, 8);
+        for (int i = 0; i < RX_BATCH; i++) {
+            rxBuffers[i] = buffers.asSlice((long) i * RX_BUFFER, RX_BUFFER);
+            rxViews[i] = rxBuffers[i].asByteBuffer();
+            final MemorySegment iov = iovs.asSlice((long) i * Posix.IOVEC_SIZE, Posix.IOVEC_SIZE);
+            iov.set(ValueLayout.JAVA_LONG, 0, rxBuffers[i].address());
+            iov.set(ValueLayout.JAVA_LONG, 8, RX_BUFFER);
+            final long msg = (long) i * Posix.MMSGHDR_SIZE;
+            rxMsgs.set(ValueLayout.ADDRESS, msg + Posix.MSG_NAME, rxNames.asSlice((long) i * Posix.SOCKADDR_IN_SIZE,
+                Posix.SOCKADDR_IN_SIZE));
+            rxMsgs.set(ValueLayout.ADDRESS, msg + Posix.MSG_IOV, iov);
+            rxMsgs.set(ValueLayout.JAVA_LONG, msg + Posix.MSG_IOVLEN, 1L);
+        }
         this.rxErrno = Posix.newErrnoState(arena);
         this.pollFds = arena.allocate(2L * Posix.POLLFD_SIZE, 8);
         this.pollTimeout = arena.allocate(Posix.TIMESPEC_SIZE, 8);
@@ -243,41 +257,36 @@ public final class UdpLink implements Link {
 
     @Override
     public int receive(final FrameHandler handler, final int max) {
-        int taken = 0;
-        while (taken < max) {
-            rxNameLength.set(ValueLayout.JAVA_INT, 0, Posix.SOCKADDR_IN_SIZE);
-            final long n;
-            try {
-                n = (long) Posix.RECVFROM.invokeExact(rxErrno, fd, rxBuffer, (long) RX_BUFFER, Posix.MSG_DONTWAIT,
-                    rxName, rxNameLength);
-            } catch (final Throwable t) {
-                throw new IllegalStateException(t);
-            }
-            if (n < 0) {
-                if (Posix.errno(rxErrno) == Posix.EINTR) {
-                    continue;
-                }
-                break; // EAGAIN: nothing more; anything else is retried on the next call
-            }
-            taken++;
-            final int length = (int) n;
-            if (rxName.get(ValueLayout.JAVA_SHORT, 0) != Posix.AF_INET) {
-                notIpv4++;
-                continue;
-            }
-            if (length < io.jdet.internal.wire.Frame.HEADER_LENGTH) {
-                truncated++;
-                continue;
-            }
-            if (!rxCrc.verify(rxBuffer, rxView, length)) {
-                badCrc++;
-                continue;
-            }
-            final long peer = UdpAddress.handle(rxName.get(Posix.NET_INT, Posix.SIN_ADDR),
-                rxName.get(Posix.NET_SHORT, Posix.SIN_PORT) & 0xFFFF);
-            handler.onFrame(rxBuffer, length, peer);
+        final int batch = Math.min(max, RX_BATCH);
+        for (int i = 0; i < batch; i++) {
+            rxMsgs.set(ValueLayout.JAVA_INT, (long) i * Posix.MMSGHDR_SIZE + Posix.MSG_NAMELEN,
+                Posix.SOCKADDR_IN_SIZE);
         }
-        return taken;
+        int got;
+        try {
+            do {
+                got = (int) Posix.RECVMMSG.invokeExact(rxErrno, fd, rxMsgs, batch, Posix.MSG_DONTWAIT,
+                    MemorySegment.NULL);
+            } while (got < 0 && Posix.errno(rxErrno) == Posix.EINTR);
+        } catch (final Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        for (int i = 0; i < got; i++) {
+            final int length = rxMsgs.get(ValueLayout.JAVA_INT, (long) i * Posix.MMSGHDR_SIZE + Posix.MMSG_LEN);
+            final long name = (long) i * Posix.SOCKADDR_IN_SIZE;
+            if (rxNames.get(ValueLayout.JAVA_SHORT, name) != Posix.AF_INET) {
+                notIpv4++;
+            } else if (length < io.jdet.internal.wire.Frame.HEADER_LENGTH) {
+                truncated++;
+            } else if (!rxCrc.verify(rxBuffers[i], rxViews[i], length)) {
+                badCrc++;
+            } else {
+                final long peer = UdpAddress.handle(rxNames.get(Posix.NET_INT, name + Posix.SIN_ADDR),
+                    rxNames.get(Posix.NET_SHORT, name + Posix.SIN_PORT) & 0xFFFF);
+                handler.onFrame(rxBuffers[i], length, peer);
+            }
+        }
+        return Math.max(got, 0); // EAGAIN: nothing waits; another error is retried on the next call
     }
 
     @Override
