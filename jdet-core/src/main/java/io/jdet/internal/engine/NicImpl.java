@@ -88,7 +88,18 @@ public final class NicImpl implements Nic, FrameHandler {
     private QpImpl[] ackList = new QpImpl[16];
     private int ackCount;
     private long nextTimerNs;
+    /** When the application last drove the engine; written under the lock, read by the progress thread without. */
     private long lastAppNs;
+    private static final java.lang.invoke.VarHandle LAST_APP_NS;
+
+    static {
+        try {
+            LAST_APP_NS = java.lang.invoke.MethodHandles.lookup().findVarHandle(NicImpl.class, "lastAppNs",
+                long.class);
+        } catch (final ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
     private long rxNow;
 
     /** Scratch results of {@link #resolveRemote}. */
@@ -465,7 +476,7 @@ public final class NicImpl implements Nic, FrameHandler {
      * @return how much work was done
      */
     int progress(final long now) {
-        lastAppNs = now;
+        LAST_APP_NS.setOpaque(this, now); // opaque: the progress thread only needs to see it eventually
         return doProgress(now);
     }
 
@@ -517,6 +528,12 @@ public final class NicImpl implements Nic, FrameHandler {
             // A lock held by someone else means the application is driving the engine right now.
             boolean appActive = true;
             int work = 0;
+            if (now - (long) LAST_APP_NS.getOpaque(this) < APP_ACTIVE_NS && device.blockedWaiters.get() == 0) {
+                // The application polls: it runs receive and timers itself. Keep off the lock, so its lock()
+                // never has to queue (which would also allocate a queue node on its data path).
+                LockSupport.parkNanos(this, APP_ACTIVE_NS);
+                continue;
+            }
             if (lock.tryLock()) {
                 try {
                     if (closed) {
