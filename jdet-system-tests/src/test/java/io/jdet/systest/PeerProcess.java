@@ -73,9 +73,13 @@ final class PeerProcess implements AutoCloseable {
         return process.exitValue();
     }
 
-    void kill() throws InterruptedException {
+    void kill() {
         process.destroyForcibly();
-        process.waitFor(10, TimeUnit.SECONDS);
+        try {
+            process.waitFor(10, TimeUnit.SECONDS);
+        } catch (final InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     String output() {
@@ -83,7 +87,7 @@ final class PeerProcess implements AutoCloseable {
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         if (process.isAlive()) {
             kill();
         }

@@ -98,6 +98,7 @@ final class Posix {
     private Posix() {
     }
 
+    @SuppressWarnings("restricted") // native access is the point: callers enable it (--enable-native-access)
     private static MethodHandle bind(final String name, final FunctionDescriptor descriptor,
                                      final Linker.Option... options) {
         final MemorySegment symbol = LIBC.find(name).orElseThrow(
