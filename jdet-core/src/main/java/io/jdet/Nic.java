@@ -40,6 +40,13 @@ public interface Nic extends AutoCloseable {
     CompletionQueue createCq(int size, EventQueue event);
 
     /**
+     * The NIC's connection manager: listen, connect, accept or reject, and disconnect gracefully.
+     *
+     * @return the connection manager, the same object on every call
+     */
+    ConnectionManager connectionManager();
+
+    /**
      * Counters of the NIC's protocol engine (frames, acknowledgements, retransmissions, drops by cause).
      *
      * @return a snapshot, by counter name

@@ -39,6 +39,12 @@ final class Counters {
     long atomicsExecuted;
     long cqOverruns;
     long engineErrors;
+    long stashed;
+    long sackRetransmitted;
+    long cmSent;
+    long cmReceived;
+    long cmRetransmitted;
+    long cmIgnored;
 
     Map<String, Long> snapshot() {
         final Map<String, Long> m = new LinkedHashMap<>();
@@ -73,6 +79,12 @@ final class Counters {
         m.put("atomics.executed", atomicsExecuted);
         m.put("cq.overruns", cqOverruns);
         m.put("engine.errors", engineErrors);
+        m.put("rx.stashed", stashed);
+        m.put("frames.sack_retransmitted", sackRetransmitted);
+        m.put("cm.sent", cmSent);
+        m.put("cm.received", cmReceived);
+        m.put("cm.retransmitted", cmRetransmitted);
+        m.put("cm.ignored", cmIgnored);
         return m;
     }
 }

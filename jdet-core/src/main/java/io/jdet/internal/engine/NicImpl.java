@@ -60,6 +60,8 @@ public final class NicImpl implements Nic, FrameHandler {
     int mrCount;
     int mwCount;
     final Counters counters = new Counters();
+    final CmImpl cm;
+    final ReorderPool reorder;
 
     final int mtu;
     final int maxPayload;
@@ -84,7 +86,18 @@ public final class NicImpl implements Nic, FrameHandler {
     private QpImpl[] ackList = new QpImpl[16];
     private int ackCount;
     private long nextTimerNs;
+    /** When the application last drove the engine; written under the lock, read by the progress thread without. */
     private long lastAppNs;
+    private static final java.lang.invoke.VarHandle LAST_APP_NS;
+
+    static {
+        try {
+            LAST_APP_NS = java.lang.invoke.MethodHandles.lookup().findVarHandle(NicImpl.class, "lastAppNs",
+                long.class);
+        } catch (final ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
     private long rxNow;
 
     /** Scratch results of {@link #resolveRemote}. */
@@ -114,6 +127,8 @@ public final class NicImpl implements Nic, FrameHandler {
         this.timerPeriodNs = TimeUnit.MICROSECONDS.toNanos(c.timerPeriodUs());
         this.txHeaderView = ByteBuffer.allocateDirect(Frame.HEADER_LENGTH); // no session to acquire per frame
         this.txHeader = MemorySegment.ofBuffer(txHeaderView);
+        this.cm = new CmImpl(this);
+        this.reorder = new ReorderPool(mtu);
     }
 
     Thread progressThread() {
@@ -137,6 +152,11 @@ public final class NicImpl implements Nic, FrameHandler {
     @Override
     public String address() {
         return link.address();
+    }
+
+    @Override
+    public io.jdet.ConnectionManager connectionManager() {
+        return cm;
     }
 
     @Override
@@ -235,6 +255,7 @@ public final class NicImpl implements Nic, FrameHandler {
 
     /** Seals and sends the frame in {@link #txHeader} and {@link #txGather} to a queue pair's peer. */
     boolean transmit(final QpImpl qp, final int payloadLength) {
+        Frame.sack(txHeader, qp.responder.sackBits);
         txCrc.seal(txHeader, txHeaderView, Frame.HEADER_LENGTH, txGather);
         if (!link.send(qp.remotePeer, txHeader, Frame.HEADER_LENGTH, txGather)) {
             counters.linkBusy++;
@@ -247,8 +268,10 @@ public final class NicImpl implements Nic, FrameHandler {
     }
 
     private boolean sendControl(final long peer, final int opcode, final int dstQp, final int srcQp, final int seq,
-                                final int reqAck, final int rspAck, final int key, final int length) {
+                                final int reqAck, final int rspAck, final int key, final int length,
+                                final int sack) {
         Frame.writeBase(txHeader, opcode, 0, 0, dstQp, srcQp, seq, reqAck, rspAck, 0);
+        Frame.sack(txHeader, sack);
         Frame.writeExtension(txHeader, 0, 0, 0, key, length, 0, 0);
         txGather.clear();
         txCrc.seal(txHeader, txHeaderView, Frame.HEADER_LENGTH, NO_PAYLOAD);
@@ -266,7 +289,7 @@ public final class NicImpl implements Nic, FrameHandler {
             return;
         }
         if (sendControl(qp.remotePeer, Frame.OP_ACK, qp.remoteQpNum, qp.number, 0, qp.responder.reqExpected - 1,
-            qp.requester.rspExpected - 1, 0, 0)) {
+            qp.requester.rspExpected - 1, 0, 0, qp.responder.sackBits)) {
             counters.acksSent++;
             qp.acksSent();
         }
@@ -274,7 +297,7 @@ public final class NicImpl implements Nic, FrameHandler {
 
     void sendNak(final QpImpl qp, final int status, final int seq, final int eventCode) {
         sendControl(qp.remotePeer, Frame.OP_NAK, qp.remoteQpNum, qp.number, seq, qp.responder.reqExpected - 1,
-            qp.requester.rspExpected - 1, status, eventCode);
+            qp.requester.rspExpected - 1, status, eventCode, qp.responder.sackBits);
     }
 
     void sendDisconnect(final long peer, final int dstQp, final int srcQp, final int code, final QpImpl qp) {
@@ -284,7 +307,8 @@ public final class NicImpl implements Nic, FrameHandler {
         counters.disconnectsSent++;
         final int reqAck = qp == null ? 0 : qp.responder.reqExpected - 1;
         final int rspAck = qp == null ? 0 : qp.requester.rspExpected - 1;
-        sendControl(peer, Frame.OP_DISCONNECT, dstQp, srcQp, 0, reqAck, rspAck, code, 0);
+        sendControl(peer, Frame.OP_DISCONNECT, dstQp, srcQp, 0, reqAck, rspAck, code, 0,
+            qp == null ? 0 : qp.responder.sackBits);
     }
 
     void owesAck(final QpImpl qp) {
@@ -404,6 +428,14 @@ public final class NicImpl implements Nic, FrameHandler {
             return;
         }
         final int dst = Frame.dstQp(f);
+        if (Frame.isConnectionManager(opcode)) {
+            if (dst != 0) {
+                counters.badHeader++;
+                return;
+            }
+            cm.onFrame(f, opcode, peer);
+            return;
+        }
         final Object o = qpTable.lookup(dst);
         final QpImpl qp = o instanceof QpImpl q && q.number == dst && !q.destroyed ? q : null;
         if (qp == null) {
@@ -432,7 +464,8 @@ public final class NicImpl implements Nic, FrameHandler {
 
     private static boolean knownOpcode(final int opcode) {
         return opcode <= Frame.OP_FETCH_ADD || opcode == Frame.OP_ACK || opcode == Frame.OP_DISCONNECT
-            || opcode == Frame.OP_READ_RESP || opcode == Frame.OP_ATOMIC_RESP || opcode == Frame.OP_NAK;
+            || opcode == Frame.OP_READ_RESP || opcode == Frame.OP_ATOMIC_RESP || opcode == Frame.OP_NAK
+            || Frame.isConnectionManager(opcode);
     }
 
     // ---------------------------------------------------------------- progress
@@ -445,7 +478,7 @@ public final class NicImpl implements Nic, FrameHandler {
      * @return how much work was done
      */
     int progress(final long now) {
-        lastAppNs = now;
+        LAST_APP_NS.setOpaque(this, now); // opaque: the progress thread only needs to see it eventually
         return doProgress(now);
     }
 
@@ -470,6 +503,7 @@ public final class NicImpl implements Nic, FrameHandler {
             for (int i = 0; i < qps.size(); i++) {
                 qps.get(i).onTimer(now);
             }
+            cm.onTimer(now);
             work++;
         }
         return work;
@@ -496,6 +530,12 @@ public final class NicImpl implements Nic, FrameHandler {
             // A lock held by someone else means the application is driving the engine right now.
             boolean appActive = true;
             int work = 0;
+            if (now - (long) LAST_APP_NS.getOpaque(this) < APP_ACTIVE_NS && device.blockedWaiters.get() == 0) {
+                // The application polls: it runs receive and timers itself. Keep off the lock, so its lock()
+                // never has to queue (which would also allocate a queue node on its data path).
+                LockSupport.parkNanos(this, APP_ACTIVE_NS);
+                continue;
+            }
             if (lock.tryLock()) {
                 try {
                     if (closed) {
@@ -602,6 +642,8 @@ public final class NicImpl implements Nic, FrameHandler {
         lock.lock();
         try {
             link.close();
+            cm.close();
+            reorder.close();
         } finally {
             lock.unlock();
         }

@@ -523,6 +523,35 @@ public final class QpImpl implements QueuePair {
         }
     }
 
+    /**
+     * IDLE to CONNECTED with negotiated initial sequence numbers (connection manager). Engine lock held.
+     *
+     * @param peer          the peer's link handle
+     * @param address       the peer NIC's address
+     * @param qpNum         the peer queue pair's number
+     * @param requestIsn    this side's first request sequence number
+     * @param responseIsn   this side's first response sequence number
+     * @param peerRequest   the peer's first request sequence number
+     * @param peerResponse  the peer's first response sequence number
+     */
+    void connectTo(final long peer, final String address, final int qpNum, final int requestIsn,
+                   final int responseIsn, final int peerRequest, final int peerResponse) {
+        remotePeer = peer;
+        remoteQpNum = qpNum;
+        remoteAddress = address;
+        state = QpState.CONNECTED;
+        final long now = System.nanoTime();
+        requester.connected(now);
+        responder.connected(now);
+        requester.startAt(requestIsn, peerResponse);
+        responder.startAt(responseIsn, peerRequest);
+    }
+
+    /** Whether nothing is outstanding: every posted work request completed, every response acknowledged. */
+    boolean quiescent() {
+        return requester.drained() && responder.responsesAcked();
+    }
+
     /** Back to IDLE: queues emptied without completions, protocol state reset, older completions detached. */
     void resetToIdle() {
         epoch++;
@@ -542,7 +571,12 @@ public final class QpImpl implements QueuePair {
      * (DET's rule, kept deliberately: work that never ran is an error).
      */
     void disconnect(final int code, final boolean remote) {
-        if (!remote) {
+        disconnect(code, remote, !remote);
+    }
+
+    /** A graceful disconnect; {@code notifyPeer} false when the connection manager has told the peer already. */
+    void disconnect(final int code, final boolean remote, final boolean notifyPeer) {
+        if (notifyPeer) {
             nic.sendDisconnect(remotePeer, remoteQpNum, number, code, this);
         }
         state = QpState.DISCONNECT;
@@ -598,7 +632,7 @@ public final class QpImpl implements QueuePair {
 
     /** A frame from the connected peer, CRC and header already checked. */
     void onFrame(final java.lang.foreign.MemorySegment f, final int opcode, final long now) {
-        requester.onAck(io.jdet.internal.wire.Frame.reqAck(f), now);
+        requester.onAck(io.jdet.internal.wire.Frame.reqAck(f), io.jdet.internal.wire.Frame.sack(f), now);
         if (state != QpState.CONNECTED) {
             return;
         }

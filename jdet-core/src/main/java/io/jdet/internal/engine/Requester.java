@@ -56,6 +56,12 @@ final class Requester {
     private int timedSeq;
     private long timedSentNs;
     private long rnrHoldUntilNs;
+    /** Selective acknowledgements: bit i set when the peer holds request {@code lastAcked + 2 + i}. */
+    private long sacked;
+    /** The highest sequence number already repaired from selective acknowledgements. */
+    private int retxHigh;
+    /** Retransmission timeouts since the last acknowledgement progress. */
+    private int timeoutsInRow;
 
     Requester(final QpImpl qp, final int size) {
         this.qp = qp;
@@ -78,10 +84,30 @@ final class Requester {
         rttvarNs = 0;
         timedSeq = 0;
         rnrHoldUntilNs = 0;
+        sacked = 0;
+        retxHigh = 0;
+        timeoutsInRow = 0;
     }
 
     void connected(final long now) {
         lastProgressNs = lastAckProgressNs = lastResponseNs = now;
+    }
+
+    /**
+     * Starts the streams at negotiated sequence numbers instead of 1 (connection manager). Before any post.
+     *
+     * @param requestIsn      the first sequence number of the outgoing request stream
+     * @param peerResponseIsn the first sequence number of the peer's response stream
+     */
+    void startAt(final int requestIsn, final int peerResponseIsn) {
+        nextSeq = txSeq = requestIsn;
+        lastAcked = highestSent = retxHigh = requestIsn - 1;
+        rspExpected = peerResponseIsn;
+    }
+
+    /** Whether every posted work request has completed. */
+    boolean drained() {
+        return completeIdx == tail;
     }
 
     boolean full() {
@@ -154,6 +180,10 @@ final class Requester {
             }
             if (after(txSeq, lastAcked + nic.window)) {
                 return;
+            }
+            if (!after(txSeq, highestSent) && isSacked(txSeq)) {
+                txSeq++; // going back: the peer holds this one already
+                continue;
             }
             SendWr w = at(txIdx);
             while (!contains(w, txSeq)) {
@@ -305,10 +335,34 @@ final class Requester {
 
     // ---------------------------------------------------------------- acknowledgements
 
-    void onAck(final int ack, final long now) {
-        if (!after(ack, lastAcked) || after(ack, highestSent)) {
+    /**
+     * Takes the peer's acknowledgement of the request stream: the cumulative {@code ack} and the selective-ack bits
+     * (bit i: the peer holds request {@code ack + 2 + i}). Gaps below a selectively acknowledged request are
+     * retransmitted at once, each once per recovery; the timer covers a retransmission that is lost again.
+     */
+    void onAck(final int ack, final int sack, final long now) {
+        if (after(ack, highestSent)) {
             return;
         }
+        final boolean advanced = after(ack, lastAcked);
+        if (advanced) {
+            final int shift = ack - lastAcked;
+            sacked = shift >= 64 ? 0 : sacked >>> shift;
+        }
+        if (sack != 0 && lastAcked - ack < 32) {
+            sacked |= (sack & 0xFFFF_FFFFL) >>> (advanced ? 0 : lastAcked - ack);
+            final int valid = highestSent - Math.max(ack, lastAcked) - 1;
+            if (valid < 64) {
+                sacked &= valid <= 0 ? 0 : (1L << valid) - 1;
+            }
+        }
+        if (!advanced) {
+            if (sacked != 0) {
+                repair(now);
+            }
+            return;
+        }
+        timeoutsInRow = 0;
         lastAcked = ack;
         lastProgressNs = now;
         lastAckProgressNs = now;
@@ -328,8 +382,40 @@ final class Requester {
             }
             ackScanIdx++;
         }
+        if (!after(txSeq, lastAcked)) {
+            // Going back, and the peer has acknowledged past the resend point: resume after what it holds.
+            txSeq = lastAcked + 1;
+            txIdx = ackScanIdx;
+        }
         completeWalk();
+        if (sacked != 0) {
+            repair(now);
+        }
         pump(now);
+    }
+
+    private boolean isSacked(final int seq) {
+        final int d = seq - lastAcked - 2;
+        return d >= 0 && d < 64 && (sacked >>> d & 1) != 0;
+    }
+
+    /** Retransmits each gap below the highest selectively acknowledged request, once per recovery. */
+    private void repair(final long now) {
+        final int top = lastAcked + 2 + 63 - Long.numberOfLeadingZeros(sacked);
+        for (int seq = after(retxHigh, lastAcked) ? retxHigh + 1 : lastAcked + 1; after(top, seq); seq++) {
+            if (!after(txSeq, seq)) {
+                return; // going back already: the pump resends it
+            }
+            if (!isSacked(seq)) {
+                final SendWr w = findBySeq(seq);
+                if (w == null || !transmit(w, seq, true, now)) {
+                    return;
+                }
+                nic.counters.sackRetransmitted++;
+                timedSeq = 0; // Karn: no round-trip sample from a retransmitted range
+            }
+            retxHigh = seq;
+        }
     }
 
     private void sampleRtt(final long sample) {
@@ -386,6 +472,7 @@ final class Requester {
                 fail(w, WcStatus.RNR_RETRY_EXCEEDED, EventCode.QP_RQ_ERROR.code() | EventCode.REMOTE_BIT);
                 return;
             }
+            sacked = 0;
             goBack(seq);
             rnrHoldUntilNs = now + nic.rnrDelayNs;
             return;
@@ -425,8 +512,11 @@ final class Requester {
     }
 
     private void goBack(final int seq) {
+        retxHigh = seq - 1;
         txSeq = seq;
-        txIdx = completeIdx;
+        // The first request not known to be acknowledged: a read or atomic can be complete (its response came)
+        // while its request is not acknowledged yet, so completeIdx may already be past the resend point.
+        txIdx = ackScanIdx;
         timedSeq = 0;
     }
 
@@ -455,6 +545,10 @@ final class Requester {
         rspExpected++;
         lastResponseNs = now;
         qp.frameReceived(now);
+        if (after(w.endSeq, lastAcked)) {
+            // The peer runs requests in order: a response to this one acknowledges it and every earlier one.
+            onAck(w.endSeq, 0, now);
+        }
         if (!w.segments.stillValid()) {
             orDepth--;
             fail(w, WcStatus.LOCAL_PROTECTION_ERR, EventCode.INVALID_L_KEY.code());
@@ -494,6 +588,9 @@ final class Requester {
                 return;
             }
             nic.counters.timeouts++;
+            if (timeoutsInRow++ > 0) {
+                sacked = 0; // a second timeout without progress: trust nothing, resend everything
+            }
             goBack(lastAcked + 1);
             rtoNs = Math.min(rtoNs * 2, nic.maxRtoNs);
             lastProgressNs = now;
@@ -531,7 +628,8 @@ final class Requester {
         completeIdx = admitIdx = ackScanIdx = txIdx = tail;
         orDepth = 0;
         txSeq = nextSeq;
-        highestSent = lastAcked = nextSeq - 1;
+        highestSent = lastAcked = retxHigh = nextSeq - 1;
+        sacked = 0;
         nic.counters.wrFlushed += flushed;
         return flushed;
     }

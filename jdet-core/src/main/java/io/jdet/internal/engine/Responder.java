@@ -39,6 +39,10 @@ final class Responder {
     int reqExpected;
     /** Next message id a send or write with immediate must carry. */
     private int expectedMsgId;
+    /** Selective acknowledgement: bit i set when request {@code reqExpected + 1 + i} waits in the reorder pool. */
+    int sackBits;
+    /** The reorder pool slot of each waiting request, indexed by its sequence number modulo 32. */
+    private final int[] stashed = new int[32];
 
     private InboundResponse[] inbound;
     private long iqHead;
@@ -82,6 +86,7 @@ final class Responder {
     }
 
     void reset() {
+        dropStashed();
         head = tail = consume = 0;
         reqExpected = 1;
         expectedMsgId = 0;
@@ -93,6 +98,23 @@ final class Responder {
 
     void connected(final long now) {
         rspLastProgressNs = rspLastAckProgressNs = now;
+    }
+
+    /**
+     * Starts the streams at negotiated sequence numbers instead of 1 (connection manager).
+     *
+     * @param responseIsn    the first sequence number of the outgoing response stream
+     * @param peerRequestIsn the first sequence number of the peer's request stream
+     */
+    void startAt(final int responseIsn, final int peerRequestIsn) {
+        rspNextSeq = rspTxSeq = responseIsn;
+        rspLastAcked = rspHighestSent = responseIsn - 1;
+        reqExpected = peerRequestIsn;
+    }
+
+    /** Whether the peer acknowledged every response sent. */
+    boolean responsesAcked() {
+        return !after(rspNextSeq - 1, rspLastAcked);
     }
 
     boolean full() {
@@ -146,12 +168,66 @@ final class Responder {
         if (seq != reqExpected) {
             if (after(reqExpected, seq)) {
                 nic.counters.duplicates++;
-                nic.sendAck(qp);
             } else {
-                nic.counters.outOfOrder++;
+                stash(f, seq);
             }
+            nic.sendAck(qp); // at once, with the selective-ack bits: the sender repairs the gap without a timeout
             return;
         }
+        if (!process(f, opcode, seq, now)) {
+            return;
+        }
+        // Requests that arrived beyond the gap now follow in order.
+        while ((sackBits & 1) != 0 && qp.state == io.jdet.QpState.CONNECTED) {
+            sackBits >>>= 1;
+            final int slot = stashed[reqExpected & 31];
+            final MemorySegment next = nic.reorder.frame(slot);
+            final boolean ok = process(next, Frame.opcode(next), reqExpected, now);
+            nic.reorder.release(slot);
+            if (!ok) {
+                // Not ready (or failed): the sender retransmits it; it is the gap now, so no bit is set for it.
+                return;
+            }
+        }
+        sackBits >>>= 1;
+    }
+
+    /** Keeps a request that arrived beyond the gap, if it fits the 32-frame selective-ack range and the pool. */
+    private void stash(final MemorySegment f, final int seq) {
+        final int d = seq - reqExpected - 1;
+        if (d >= 32) {
+            nic.counters.outOfOrder++;
+            return;
+        }
+        if ((sackBits & 1 << d) != 0) {
+            nic.counters.duplicates++;
+            return;
+        }
+        final int slot = nic.reorder.store(f, Frame.HEADER_LENGTH + Frame.payloadLength(f));
+        if (slot < 0) {
+            nic.counters.outOfOrder++;
+            return;
+        }
+        stashed[seq & 31] = slot;
+        sackBits |= 1 << d;
+        nic.counters.stashed++;
+    }
+
+    private void dropStashed() {
+        for (int d = 0; d < 32; d++) {
+            if ((sackBits & 1 << d) != 0) {
+                nic.reorder.release(stashed[(reqExpected + 1 + d) & 31]);
+            }
+        }
+        sackBits = 0;
+    }
+
+    /**
+     * Runs the in-order request {@code seq}.
+     *
+     * @return true if it was accepted (and {@link #reqExpected} advanced)
+     */
+    private boolean process(final MemorySegment f, final int opcode, final int seq, final long now) {
         final int outcome = switch (opcode) {
             case Frame.OP_SEND -> onSend(f);
             case Frame.OP_WRITE -> onWrite(f);
@@ -161,13 +237,16 @@ final class Responder {
         if (outcome == OK) {
             reqExpected++;
             qp.frameReceived(now);
-        } else if (outcome == RNR) {
+            return true;
+        }
+        if (outcome == RNR) {
             nic.counters.rnrNaksSent++;
             nic.sendNak(qp, Frame.NAK_RNR, seq, 0);
         } else {
             nic.counters.naksSent++;
             qp.failRequest(outcome & 0xFFFF, seq, outcome >>> 16);
         }
+        return false;
     }
 
     private static final int OK = 0;
@@ -424,8 +503,9 @@ final class Responder {
         return after(rspHighestSent, rspLastAcked) ? rspLastProgressNs + rspRtoNs : Long.MAX_VALUE;
     }
 
-    /** Flushes posted receives with FLUSHED; drops queued responses silently. */
+    /** Flushes posted receives with FLUSHED; drops queued responses and held requests silently. */
     void flush() {
+        dropStashed();
         int flushed = 0;
         for (long i = consume; i < tail; i++) {
             flushed++;

@@ -24,7 +24,7 @@ import java.nio.ByteOrder;
  * |     request-stream ack (last in-order request received)       | 20
  * |    response-stream ack (last in-order response received)      | 24
  * |                          message id                           | 28
- * |           selective ack bits (request stream, unused)         | 32
+ * |   selective ack bits (request stream: bit i = reqAck + 2 + i)  | 32
  * |                 CRC32C (of the frame, this field 0)           | 36
  * |                      address (64 bits)                        | 40
  * |                      operand 1 (64 bits)                      | 48
@@ -106,6 +106,19 @@ public final class Frame {
     public static final int OP_ATOMIC_RESP = 17;
     /** Unsequenced: a negative acknowledgement of request {@code seq}; key holds the status, length the event. */
     public static final int OP_NAK = 18;
+
+    /** Connection manager, unsequenced, to queue pair 0: a connection request. */
+    public static final int OP_CM_REQUEST = 32;
+    /** Connection manager, unsequenced, to queue pair 0: the request was accepted. */
+    public static final int OP_CM_ACCEPT = 33;
+    /** Connection manager, unsequenced, to queue pair 0: the request was rejected; length holds the reason. */
+    public static final int OP_CM_REJECT = 34;
+    /** Connection manager, unsequenced, to queue pair 0: the acceptance arrived; the connection is ready to use. */
+    public static final int OP_CM_READY = 35;
+    /** Connection manager, unsequenced, to queue pair 0: disconnect the queue pair named by key. */
+    public static final int OP_CM_DISCONNECT = 36;
+    /** Connection manager, unsequenced, to queue pair 0: the disconnect was done. */
+    public static final int OP_CM_DISCONNECT_REPLY = 37;
 
     /** Flag: the last fragment of a message. */
     public static final int FLAG_LAST = 0x4000;
@@ -237,6 +250,31 @@ public final class Frame {
     /** @param f a frame @return its message id */
     public static int msgId(final MemorySegment f) {
         return f.get(U32, MSG_ID_OFFSET);
+    }
+
+    /** @param f a frame @return its selective-ack bits */
+    public static int sack(final MemorySegment f) {
+        return f.get(U32, SACK_OFFSET);
+    }
+
+    /**
+     * Sets the selective-ack bits of a header written by {@link #writeBase}.
+     *
+     * @param h    the header memory
+     * @param bits bit i set: request {@code reqAck + 2 + i} was received
+     */
+    public static void sack(final MemorySegment h, final int bits) {
+        h.set(U32, SACK_OFFSET, bits);
+    }
+
+    /**
+     * Whether an opcode belongs to the connection manager.
+     *
+     * @param opcode an opcode
+     * @return true for the {@code OP_CM_*} opcodes
+     */
+    public static boolean isConnectionManager(final int opcode) {
+        return opcode >= OP_CM_REQUEST && opcode <= OP_CM_DISCONNECT_REPLY;
     }
 
     /** @param f a frame @return its address */

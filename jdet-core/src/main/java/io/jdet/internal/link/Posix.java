@@ -1,0 +1,149 @@
+package io.jdet.internal.link;
+
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
+
+/**
+ * The few Linux socket calls the UDP link needs, bound through the foreign function API: no JNI, no copies.
+ * Constants and structure layouts are those of 64-bit Linux (x86-64 and AArch64 share them). Each handle that can
+ * fail captures {@code errno} into a caller-supplied segment ({@link #newErrnoState}). The data-path calls
+ * ({@link #SENDMSG}, {@link #RECVMMSG}) are non-blocking and marked critical, so a call costs a plain native call;
+ * {@link #PPOLL} blocks and is not.
+ */
+final class Posix {
+    static final int AF_INET = 2;
+    static final int SOCK_DGRAM = 2;
+    static final int SOCK_NONBLOCK = 0x800;
+    static final int SOCK_CLOEXEC = 0x80000;
+    static final int SOL_SOCKET = 1;
+    static final int SO_SNDBUF = 7;
+    static final int SO_RCVBUF = 8;
+    static final int SO_SNDBUFFORCE = 32;
+    static final int SO_RCVBUFFORCE = 33;
+    static final int MSG_DONTWAIT = 0x40;
+    static final short POLLIN = 1;
+    static final int EFD_NONBLOCK = 0x800;
+    static final int EFD_CLOEXEC = 0x80000;
+    static final int EINTR = 4;
+    static final int EAGAIN = 11;
+    static final int ENOBUFS = 105;
+
+    /** {@code struct sockaddr_in}: family (host order), port and address (network order), 8 bytes of zero. */
+    static final int SOCKADDR_IN_SIZE = 16;
+    static final int SIN_PORT = 2;
+    static final int SIN_ADDR = 4;
+    /** {@code struct msghdr}: name, namelen, iov, iovlen, control, controllen, flags. */
+    static final int MSGHDR_SIZE = 56;
+    static final int MSG_NAME = 0;
+    static final int MSG_NAMELEN = 8;
+    static final int MSG_IOV = 16;
+    static final int MSG_IOVLEN = 24;
+    /** {@code struct mmsghdr}: a msghdr, then the received length (and padding). */
+    static final int MMSGHDR_SIZE = 64;
+    static final int MMSG_LEN = 56;
+    /** {@code struct iovec}: base, length. */
+    static final int IOVEC_SIZE = 16;
+    /** {@code struct pollfd}: fd, events, revents. */
+    static final int POLLFD_SIZE = 8;
+    /** {@code struct timespec}: seconds, nanoseconds. */
+    static final int TIMESPEC_SIZE = 16;
+
+    static final ValueLayout.OfShort NET_SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(
+        java.nio.ByteOrder.BIG_ENDIAN);
+    static final ValueLayout.OfInt NET_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN);
+
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final SymbolLookup LIBC = LINKER.defaultLookup();
+    private static final Linker.Option ERRNO = Linker.Option.captureCallState("errno");
+    private static final MemoryLayout STATE_LAYOUT = Linker.Option.captureStateLayout();
+    private static final VarHandle ERRNO_HANDLE = STATE_LAYOUT.varHandle(
+        MemoryLayout.PathElement.groupElement("errno"));
+
+    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
+    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
+    private static final java.lang.foreign.AddressLayout PTR = ValueLayout.ADDRESS;
+
+    /** {@code int socket(int domain, int type, int protocol)}. */
+    static final MethodHandle SOCKET = bind("socket", FunctionDescriptor.of(INT, INT, INT, INT), ERRNO);
+    /** {@code int bind(int fd, const struct sockaddr *addr, socklen_t len)}. */
+    static final MethodHandle BIND = bind("bind", FunctionDescriptor.of(INT, INT, PTR, INT), ERRNO);
+    /** {@code int getsockname(int fd, struct sockaddr *addr, socklen_t *len)}. */
+    static final MethodHandle GETSOCKNAME = bind("getsockname", FunctionDescriptor.of(INT, INT, PTR, PTR), ERRNO);
+    /** {@code int setsockopt(int fd, int level, int name, const void *value, socklen_t len)}. */
+    static final MethodHandle SETSOCKOPT = bind("setsockopt", FunctionDescriptor.of(INT, INT, INT, INT, PTR, INT),
+        ERRNO);
+    /** {@code ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)}. */
+    static final MethodHandle SENDMSG = bind("sendmsg", FunctionDescriptor.of(LONG, INT, PTR, INT), ERRNO,
+        Linker.Option.critical(false));
+    /** {@code int recvmmsg(int fd, struct mmsghdr *msgs, unsigned int n, int flags, struct timespec *timeout)}. */
+    static final MethodHandle RECVMMSG = bind("recvmmsg", FunctionDescriptor.of(INT, INT, PTR, INT, INT, PTR), ERRNO,
+        Linker.Option.critical(false));
+    /** {@code int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout, const sigset_t *mask)}. */
+    static final MethodHandle PPOLL = bind("ppoll", FunctionDescriptor.of(INT, PTR, LONG, PTR, PTR), ERRNO);
+    /** {@code int eventfd(unsigned int initial, int flags)}. */
+    static final MethodHandle EVENTFD = bind("eventfd", FunctionDescriptor.of(INT, INT, INT), ERRNO);
+    /** {@code ssize_t write(int fd, const void *buf, size_t n)}. */
+    static final MethodHandle WRITE = bind("write", FunctionDescriptor.of(LONG, INT, PTR, LONG));
+    /** {@code ssize_t read(int fd, void *buf, size_t n)}. */
+    static final MethodHandle READ = bind("read", FunctionDescriptor.of(LONG, INT, PTR, LONG));
+    /** {@code int close(int fd)}. */
+    static final MethodHandle CLOSE = bind("close", FunctionDescriptor.of(INT, INT));
+
+    private Posix() {
+    }
+
+    @SuppressWarnings("restricted") // native access is the point: callers enable it (--enable-native-access)
+    private static MethodHandle bind(final String name, final FunctionDescriptor descriptor,
+                                     final Linker.Option... options) {
+        final MemorySegment symbol = LIBC.find(name).orElseThrow(
+            () -> new UnsatisfiedLinkError("libc has no " + name));
+        return LINKER.downcallHandle(symbol, descriptor, options);
+    }
+
+    /** Whether this platform has the calls and layouts above (64-bit Linux). */
+    static boolean supported() {
+        final String os = System.getProperty("os.name", "");
+        final String arch = System.getProperty("os.arch", "");
+        return os.startsWith("Linux") && (arch.equals("amd64") || arch.equals("x86_64") || arch.equals("aarch64"));
+    }
+
+    /**
+     * A segment for a handle's captured errno.
+     *
+     * @param arena where to allocate it
+     * @return the segment
+     */
+    static MemorySegment newErrnoState(final java.lang.foreign.Arena arena) {
+        return arena.allocate(STATE_LAYOUT);
+    }
+
+    /**
+     * The errno captured by the last call that used a state segment.
+     *
+     * @param state the segment
+     * @return the errno
+     */
+    static int errno(final MemorySegment state) {
+        return (int) ERRNO_HANDLE.get(state, 0L);
+    }
+
+    /**
+     * Writes an IPv4 socket address.
+     *
+     * @param sa   the {@code sockaddr_in} memory
+     * @param ip   the address, most significant byte first as in dotted notation
+     * @param port the port
+     */
+    static void sockaddr(final MemorySegment sa, final int ip, final int port) {
+        sa.set(ValueLayout.JAVA_SHORT, 0, (short) AF_INET);
+        sa.set(NET_SHORT, SIN_PORT, (short) port);
+        sa.set(NET_INT, SIN_ADDR, ip);
+        sa.set(ValueLayout.JAVA_LONG_UNALIGNED, 8, 0L);
+    }
+}

@@ -1,0 +1,356 @@
+package io.jdet.internal.link;
+
+import io.jdet.DetException;
+import io.jdet.Errno;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.util.Map;
+
+/**
+ * The UDP link: one non-blocking IPv4 datagram socket per NIC, driven through {@link Posix} calls.
+ *
+ * <p>Transmit is zero-copy: {@code sendmsg} gets an iovec list whose first entry is the header and whose other
+ * entries point straight into the registered memory the payload comes from, so the kernel gathers the datagram
+ * from where the bytes are. Receive is single-copy: {@code recvmmsg} lands up to 16 datagrams in the link's
+ * receive buffers with one system call, where the CRC is checked before anything else looks at it, and the engine copies the payload once, into
+ * the target memory, while the handler runs (a corrupted frame must never reach that memory, so the kernel cannot
+ * write into it directly). Neither path allocates: the message header, iovecs, socket addresses and errno slots
+ * are preallocated, and a peer is a {@code long} ({@link UdpAddress#handle}).
+ *
+ * <p>{@link #await} blocks in {@code ppoll} on the socket and an eventfd that {@link #wakeup} writes, so a blocked
+ * progress thread burns no core and wakes when a datagram arrives.
+ */
+public final class UdpLink implements Link {
+    /** A receive buffer: larger than any UDP payload, so no datagram is ever truncated. */
+    private static final int RX_BUFFER = 65_536;
+    /** Datagrams taken by one {@code recvmmsg}: one system call per poll, however many frames wait. */
+    private static final int RX_BATCH = 16;
+    /** Socket buffers asked for: large, so bursts of 64 KiB frames are not dropped by the kernel. */
+    private static final int SOCKET_BUFFER = 8 << 20;
+    /** The most iovecs one datagram takes (Linux's IOV_MAX is 1024); more pieces are staged. */
+    private static final int MAX_IOV = 1024;
+
+    private final Arena arena = Arena.ofShared();
+    private final int fd;
+    private final int eventFd;
+    private final int localIp;
+    private final int localPort;
+    private final int mtu;
+    private final String address;
+
+    private final MemorySegment txMsg;
+    private final MemorySegment txIov;
+    private final MemorySegment txName;
+    private final MemorySegment txErrno;
+    private final MemorySegment txStage;
+    private long txNamePeer = -1;
+
+    private final MemorySegment[] rxBuffers = new MemorySegment[RX_BATCH];
+    private final ByteBuffer[] rxViews = new ByteBuffer[RX_BATCH];
+    private final MemorySegment rxMsgs;
+    private final MemorySegment rxNames;
+    private final MemorySegment rxErrno;
+    private final FrameCrc rxCrc = new FrameCrc();
+
+    private final MemorySegment pollFds;
+    private final MemorySegment pollTimeout;
+    private final MemorySegment pollErrno;
+    private final MemorySegment pollDrain;
+    private final MemorySegment wakeValue;
+    private volatile boolean closed;
+
+    private long badCrc;
+    private long truncated;
+    private long notIpv4;
+    private long sendErrors;
+    private long staged;
+
+    /**
+     * Opens a socket bound to the address a NIC name gives.
+     *
+     * @param nicName {@code udp:<address>[:<port>]} or an interface name
+     * @throws DetException ENODEV if the name is no usable address or interface, or the socket cannot be bound
+     */
+    public UdpLink(final String nicName) {
+        if (!Posix.supported()) {
+            throw new DetException(Errno.ENODEV, "the UDP link needs 64-bit Linux");
+        }
+        final UdpAddress bindTo = UdpAddress.parseNicName(nicName);
+        this.mtu = bindTo.frameLimit();
+        this.txMsg = arena.allocate(Posix.MSGHDR_SIZE, 8);
+        this.txIov = arena.allocate((long) Posix.IOVEC_SIZE * MAX_IOV, 8);
+        this.txName = arena.allocate(Posix.SOCKADDR_IN_SIZE, 8);
+        this.txErrno = Posix.newErrnoState(arena);
+        this.txStage = arena.allocate(RX_BUFFER, 64);
+        final MemorySegment buffers = arena.allocate((long) RX_BUFFER * RX_BATCH, 64);
+        this.rxMsgs = arena.allocate((long) Posix.MMSGHDR_SIZE * RX_BATCH, 8);
+        this.rxNames = arena.allocate((long) Posix.SOCKADDR_IN_SIZE * RX_BATCH, 8);
+        final MemorySegment iovs = arena.allocate((long) Posix.IOVEC_SIZE * RX_BATCH, 8);
+        for (int i = 0; i < RX_BATCH; i++) {
+            rxBuffers[i] = buffers.asSlice((long) i * RX_BUFFER, RX_BUFFER);
+            rxViews[i] = rxBuffers[i].asByteBuffer();
+            final MemorySegment iov = iovs.asSlice((long) i * Posix.IOVEC_SIZE, Posix.IOVEC_SIZE);
+            iov.set(ValueLayout.JAVA_LONG, 0, rxBuffers[i].address());
+            iov.set(ValueLayout.JAVA_LONG, 8, RX_BUFFER);
+            final long msg = (long) i * Posix.MMSGHDR_SIZE;
+            rxMsgs.set(ValueLayout.ADDRESS, msg + Posix.MSG_NAME, rxNames.asSlice((long) i * Posix.SOCKADDR_IN_SIZE,
+                Posix.SOCKADDR_IN_SIZE));
+            rxMsgs.set(ValueLayout.ADDRESS, msg + Posix.MSG_IOV, iov);
+            rxMsgs.set(ValueLayout.JAVA_LONG, msg + Posix.MSG_IOVLEN, 1L);
+        }
+        this.rxErrno = Posix.newErrnoState(arena);
+        this.pollFds = arena.allocate(2L * Posix.POLLFD_SIZE, 8);
+        this.pollTimeout = arena.allocate(Posix.TIMESPEC_SIZE, 8);
+        this.pollErrno = Posix.newErrnoState(arena);
+        this.pollDrain = arena.allocate(8, 8);
+        this.wakeValue = arena.allocate(8, 8);
+        wakeValue.set(ValueLayout.JAVA_LONG, 0, 1L);
+        txMsg.set(ValueLayout.ADDRESS, Posix.MSG_NAME, txName);
+        txMsg.set(ValueLayout.JAVA_INT, Posix.MSG_NAMELEN, Posix.SOCKADDR_IN_SIZE);
+        txMsg.set(ValueLayout.ADDRESS, Posix.MSG_IOV, txIov);
+        final MemorySegment errno = Posix.newErrnoState(arena);
+        try {
+            this.fd = (int) Posix.SOCKET.invokeExact(errno, Posix.AF_INET,
+                Posix.SOCK_DGRAM | Posix.SOCK_NONBLOCK | Posix.SOCK_CLOEXEC, 0);
+            if (fd < 0) {
+                throw failure("socket", errno);
+            }
+            this.eventFd = (int) Posix.EVENTFD.invokeExact(errno, 0, Posix.EFD_NONBLOCK | Posix.EFD_CLOEXEC);
+            if (eventFd < 0) {
+                final int ignored = (int) Posix.CLOSE.invokeExact(fd);
+                throw failure("eventfd", errno);
+            }
+            final int[] bound = bind(bindTo, errno);
+            this.localIp = bound[0];
+            this.localPort = bound[1];
+        } catch (final DetException e) {
+            arena.close();
+            throw e;
+        } catch (final Throwable t) {
+            arena.close();
+            throw new DetException(Errno.ENODEV, "cannot open a UDP socket: " + t);
+        }
+        this.address = "udp:" + UdpAddress.format(localIp) + ":" + localPort;
+        pollFds.set(ValueLayout.JAVA_INT, 0, fd);
+        pollFds.set(ValueLayout.JAVA_SHORT, 4, Posix.POLLIN);
+        pollFds.set(ValueLayout.JAVA_INT, Posix.POLLFD_SIZE, eventFd);
+        pollFds.set(ValueLayout.JAVA_SHORT, Posix.POLLFD_SIZE + 4, Posix.POLLIN);
+    }
+
+    private int[] bind(final UdpAddress bindTo, final MemorySegment errno) throws Throwable {
+        final MemorySegment value = arena.allocate(ValueLayout.JAVA_INT);
+        for (final int[] option : new int[][] {{Posix.SO_RCVBUFFORCE, Posix.SO_RCVBUF},
+            {Posix.SO_SNDBUFFORCE, Posix.SO_SNDBUF}}) {
+            value.set(ValueLayout.JAVA_INT, 0, SOCKET_BUFFER);
+            // The forcing variant needs CAP_NET_ADMIN; without it the plain one is capped at net.core.*mem_max.
+            int rc = (int) Posix.SETSOCKOPT.invokeExact(errno, fd, Posix.SOL_SOCKET, option[0], value, 4);
+            if (rc != 0) {
+                rc = (int) Posix.SETSOCKOPT.invokeExact(errno, fd, Posix.SOL_SOCKET, option[1], value, 4);
+            }
+        }
+        final MemorySegment sa = arena.allocate(Posix.SOCKADDR_IN_SIZE, 8);
+        Posix.sockaddr(sa, bindTo.ip(), bindTo.port());
+        if ((int) Posix.BIND.invokeExact(errno, fd, sa, Posix.SOCKADDR_IN_SIZE) != 0) {
+            final DetException e = failure("bind to " + UdpAddress.format(bindTo.ip()) + ":" + bindTo.port(), errno);
+            closeFds();
+            throw e;
+        }
+        final MemorySegment length = arena.allocate(ValueLayout.JAVA_INT);
+        length.set(ValueLayout.JAVA_INT, 0, Posix.SOCKADDR_IN_SIZE);
+        if ((int) Posix.GETSOCKNAME.invokeExact(errno, fd, sa, length) != 0) {
+            final DetException e = failure("getsockname", errno);
+            closeFds();
+            throw e;
+        }
+        return new int[] {sa.get(Posix.NET_INT, Posix.SIN_ADDR), sa.get(Posix.NET_SHORT, Posix.SIN_PORT) & 0xFFFF};
+    }
+
+    private static DetException failure(final String what, final MemorySegment errno) {
+        return new DetException(Errno.ENODEV, what + " failed: errno " + Posix.errno(errno));
+    }
+
+    @Override
+    public String address() {
+        return address;
+    }
+
+    @Override
+    public int mtu() {
+        return mtu;
+    }
+
+    @Override
+    public long resolve(final String peerAddress) {
+        return UdpAddress.resolvePeer(peerAddress);
+    }
+
+    @Override
+    public String describe(final long peer) {
+        return UdpAddress.describe(peer);
+    }
+
+    // ---------------------------------------------------------------- transmit
+
+    @Override
+    public boolean send(final long peer, final MemorySegment header, final int headerLength,
+                        final FrameGather payload) {
+        if (peer != txNamePeer) {
+            Posix.sockaddr(txName, UdpAddress.handleIp(peer), UdpAddress.handlePort(peer));
+            txNamePeer = peer;
+        }
+        final int pieces = payload.count();
+        int iov = 1;
+        if (pieces < MAX_IOV && header.isNative() && allNative(payload)) {
+            txIov.set(ValueLayout.JAVA_LONG, 0, header.address());
+            txIov.set(ValueLayout.JAVA_LONG, 8, headerLength);
+            for (int i = 0; i < pieces; i++) {
+                final long at = (long) iov * Posix.IOVEC_SIZE;
+                txIov.set(ValueLayout.JAVA_LONG, at, payload.segment(i).address() + payload.offset(i));
+                txIov.set(ValueLayout.JAVA_LONG, at + 8, payload.length(i));
+                iov++;
+            }
+        } else {
+            // Rare: heap memory or more pieces than one datagram may gather. Stage the frame in one piece.
+            MemorySegment.copy(header, 0, txStage, 0, headerLength);
+            payload.copyTo(txStage, headerLength);
+            txIov.set(ValueLayout.JAVA_LONG, 0, txStage.address());
+            txIov.set(ValueLayout.JAVA_LONG, 8, headerLength + payload.totalLength());
+            staged++;
+        }
+        txMsg.set(ValueLayout.JAVA_LONG, Posix.MSG_IOVLEN, iov);
+        for (int attempt = 0; attempt < 2; attempt++) {
+            final long n;
+            try {
+                n = (long) Posix.SENDMSG.invokeExact(txErrno, fd, txMsg, 0);
+            } catch (final Throwable t) {
+                throw new IllegalStateException(t);
+            }
+            if (n >= 0) {
+                return true;
+            }
+            final int errno = Posix.errno(txErrno);
+            if (errno == Posix.EAGAIN || errno == Posix.ENOBUFS) {
+                return false;
+            }
+            if (errno != Posix.EINTR) {
+                break;
+            }
+        }
+        // Unreachable or refused peer, message too long, a closed socket: the datagram is lost, as on a wire.
+        sendErrors++;
+        return true;
+    }
+
+    private static boolean allNative(final FrameGather payload) {
+        for (int i = 0; i < payload.count(); i++) {
+            if (!payload.segment(i).isNative()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    // ---------------------------------------------------------------- receive
+
+    @Override
+    public int receive(final FrameHandler handler, final int max) {
+        final int batch = Math.min(max, RX_BATCH);
+        for (int i = 0; i < batch; i++) {
+            rxMsgs.set(ValueLayout.JAVA_INT, (long) i * Posix.MMSGHDR_SIZE + Posix.MSG_NAMELEN,
+                Posix.SOCKADDR_IN_SIZE);
+        }
+        int got;
+        try {
+            do {
+                got = (int) Posix.RECVMMSG.invokeExact(rxErrno, fd, rxMsgs, batch, Posix.MSG_DONTWAIT,
+                    MemorySegment.NULL);
+            } while (got < 0 && Posix.errno(rxErrno) == Posix.EINTR);
+        } catch (final Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        for (int i = 0; i < got; i++) {
+            final int length = rxMsgs.get(ValueLayout.JAVA_INT, (long) i * Posix.MMSGHDR_SIZE + Posix.MMSG_LEN);
+            final long name = (long) i * Posix.SOCKADDR_IN_SIZE;
+            if (rxNames.get(ValueLayout.JAVA_SHORT, name) != Posix.AF_INET) {
+                notIpv4++;
+            } else if (length < io.jdet.internal.wire.Frame.HEADER_LENGTH) {
+                truncated++;
+            } else if (!rxCrc.verify(rxBuffers[i], rxViews[i], length)) {
+                badCrc++;
+            } else {
+                final long peer = UdpAddress.handle(rxNames.get(Posix.NET_INT, name + Posix.SIN_ADDR),
+                    rxNames.get(Posix.NET_SHORT, name + Posix.SIN_PORT) & 0xFFFF);
+                handler.onFrame(rxBuffers[i], length, peer);
+            }
+        }
+        return Math.max(got, 0); // EAGAIN: nothing waits; another error is retried on the next call
+    }
+
+    @Override
+    public void await(final long timeoutNs) {
+        if (closed) {
+            return;
+        }
+        final long ns = Math.max(0, timeoutNs);
+        pollTimeout.set(ValueLayout.JAVA_LONG, 0, ns / 1_000_000_000L);
+        pollTimeout.set(ValueLayout.JAVA_LONG, 8, ns % 1_000_000_000L);
+        pollFds.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
+        pollFds.set(ValueLayout.JAVA_SHORT, Posix.POLLFD_SIZE + 6, (short) 0);
+        try {
+            final int ready = (int) Posix.PPOLL.invokeExact(pollErrno, pollFds, 2L, pollTimeout, MemorySegment.NULL);
+            if (ready > 0 && pollFds.get(ValueLayout.JAVA_SHORT, Posix.POLLFD_SIZE + 6) != 0) {
+                final long ignored = (long) Posix.READ.invokeExact(eventFd, pollDrain, 8L);
+            }
+        } catch (final Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    @Override
+    public void wakeup() {
+        if (closed) {
+            return;
+        }
+        try {
+            final long ignored = (long) Posix.WRITE.invokeExact(eventFd, wakeValue, 8L);
+        } catch (final Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    @Override
+    public void addCounters(final Map<String, Long> counters) {
+        counters.merge("link.rx.bad_crc", badCrc, Long::sum);
+        counters.merge("link.rx.truncated", truncated, Long::sum);
+        counters.merge("link.rx.not_ipv4", notIpv4, Long::sum);
+        counters.merge("link.tx.errors", sendErrors, Long::sum);
+        counters.merge("link.tx.staged", staged, Long::sum);
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        closeFds();
+        arena.close();
+    }
+
+    private void closeFds() {
+        try {
+            final int a = (int) Posix.CLOSE.invokeExact(fd);
+            final int b = (int) Posix.CLOSE.invokeExact(eventFd);
+        } catch (final Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "UdpLink[" + address + ", mtu " + mtu + "]";
+    }
+}

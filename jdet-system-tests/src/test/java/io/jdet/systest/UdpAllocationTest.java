@@ -1,0 +1,88 @@
+package io.jdet.systest;
+
+import io.jdet.Det;
+import io.jdet.QpModify;
+import io.jdet.WcStatus;
+import io.jdet.WorkCompletion;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.lang.management.ManagementFactory;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * The UDP data path allocates nothing in steady state: after a warm-up, thousands of send/receive round trips and
+ * RDMA writes over UDP loopback leave both busy-polling threads' allocation counters where they were.
+ */
+@Timeout(120)
+class UdpAllocationTest {
+    private static final int WARMUP = 20_000;
+    private static final int MEASURED = 5_000;
+
+    @Test
+    void shouldNotAllocateWhilePostingPollingSendingAndReceiving() throws Exception {
+        final com.sun.management.ThreadMXBean threads =
+            (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        try (Det det = Det.open(); Endpoint a = new Endpoint(det, "udp:127.0.0.1", 1 << 20, 64);
+             Endpoint b = new Endpoint(det, "udp:127.0.0.1", 1 << 20, 64)) {
+            a.qp.modify(new QpModify().connect(b.nic.address(), b.qp.number()));
+            b.qp.modify(new QpModify().connect(a.nic.address(), a.qp.number()));
+            final CompletableFuture<Long> echo = CompletableFuture.supplyAsync(() -> {
+                final long[] allocated = new long[1];
+                rounds(b, a, false, threads, allocated);
+                return allocated[0];
+            });
+            final long[] allocated = new long[1];
+            rounds(a, b, true, threads, allocated);
+            assertEquals(0, allocated[0], "bytes allocated by the initiating thread in " + MEASURED + " rounds");
+            assertEquals(0, echo.get(60, TimeUnit.SECONDS), "bytes allocated by the echoing thread");
+        }
+    }
+
+    /** Ping-pong: each round an RDMA write and a send one way, a send back. */
+    private static void rounds(final Endpoint e, final Endpoint peer, final boolean initiator,
+                               final com.sun.management.ThreadMXBean threads, final long[] allocated) {
+        final WorkCompletion[] wc = {new WorkCompletion(), new WorkCompletion(), new WorkCompletion(),
+            new WorkCompletion()};
+        final long self = Thread.currentThread().threadId();
+        for (int r = 0; r < 32; r++) {
+            e.qp.recv(r, e.at(65_536, 100), 1);
+        }
+        long start = 0;
+        for (int i = 0; i < WARMUP + MEASURED; i++) {
+            if (i == WARMUP) {
+                start = threads.getThreadAllocatedBytes(self);
+            }
+            if (initiator) {
+                e.qp.write(i, e.at(0, 3000), 1, peer.region.address() + 8192, peer.region.rKey(), 0, 0);
+                e.qp.send(i, e.at(0, 100), 1, 0, 0);
+                await(e, wc, true);
+            } else {
+                await(e, wc, true);
+                e.qp.send(i, e.at(0, 100), 1, 0, 0);
+            }
+            e.qp.recv(i, e.at(65_536, 100), 1);
+            while (e.sendCq.poll(wc) > 0) {
+                if (wc[0].status() != WcStatus.SUCCESS) {
+                    throw new AssertionError(wc[0].toString());
+                }
+            }
+        }
+        allocated[0] = threads.getThreadAllocatedBytes(self) - start;
+    }
+
+    private static void await(final Endpoint e, final WorkCompletion[] wc, final boolean receive) {
+        final long deadline = System.nanoTime() + 10_000_000_000L;
+        while ((receive ? e.recvCq : e.sendCq).poll(wc, 1) == 0) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("no completion within 10 s");
+            }
+        }
+        if (wc[0].status() != WcStatus.SUCCESS) {
+            throw new AssertionError(wc[0].toString());
+        }
+    }
+}

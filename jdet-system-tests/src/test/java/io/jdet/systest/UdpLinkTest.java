@@ -1,0 +1,95 @@
+package io.jdet.systest;
+
+import io.jdet.Det;
+import io.jdet.DetException;
+import io.jdet.Errno;
+import io.jdet.QpModify;
+import io.jdet.WcStatus;
+import io.jdet.WcType;
+import io.jdet.WorkCompletion;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.lang.foreign.ValueLayout;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Two UDP NICs in one JVM over 127.0.0.1: names, addresses, frame sizes and the verbs, connected by hand. */
+@Timeout(60)
+class UdpLinkTest {
+
+    @Test
+    void shouldReportAnAddressAPeerCanConnectTo() {
+        try (Det det = Det.open()) {
+            final var nic = det.openNic("udp:127.0.0.1", null);
+            assertTrue(nic.address().matches("udp:127\\.0\\.0\\.1:\\d+"), nic.address());
+            assertTrue(!nic.address().endsWith(":0"), nic.address());
+            assertEquals(65_507, nic.query().mtu(), "loopback frames follow lo's 64 KiB MTU");
+            final var byInterface = det.openNic("lo", null);
+            assertTrue(byInterface.address().startsWith("udp:127.0.0.1:"), byInterface.address());
+        }
+    }
+
+    @Test
+    void shouldRefuseNamesThatNameNoUsableAddress() {
+        try (Det det = Det.open()) {
+            for (final String name : new String[] {"udp:", "udp:0.0.0.0", "udp:127.0.0.1:99999", "udp:[::1]:1",
+                "no-such-interface0", "udp:192.0.2.255:1"}) {
+                final DetException e = assertThrows(DetException.class, () -> det.openNic(name, null), name);
+                assertEquals(Errno.ENODEV, e.errno(), name);
+            }
+        }
+    }
+
+    @Test
+    void shouldRefuseToBindAPortInUse() {
+        try (Det det = Det.open()) {
+            final var nic = det.openNic("udp:127.0.0.1", null);
+            final DetException e = assertThrows(DetException.class, () -> det.openNic(nic.address(), null));
+            assertEquals(Errno.ENODEV, e.errno());
+        }
+    }
+
+    @Test
+    void shouldRunEveryVerbBetweenTwoUdpNics() {
+        try (Det det = Det.open(); Endpoint a = new Endpoint(det, "udp:127.0.0.1", 1 << 20, 32);
+             Endpoint b = new Endpoint(det, "udp:127.0.0.1:0", 1 << 20, 32)) {
+            a.qp.modify(new QpModify().connect(b.nic.address(), b.qp.number()));
+            b.qp.modify(new QpModify().connect(a.nic.address(), a.qp.number()));
+            final int big = 300_000;
+            for (int i = 0; i < big; i++) {
+                a.buffer.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 7 + 3));
+            }
+            b.qp.recv(1, b.at(0, big), 1);
+            a.qp.send(2, a.at(0, big), 1, 0, 0);
+            final List<WorkCompletion> rx = b.received(1, 10_000);
+            assertEquals(WcStatus.SUCCESS, rx.get(0).status());
+            assertEquals(big, rx.get(0).length());
+            assertEquals(-1, a.buffer.asSlice(0, big).mismatch(b.buffer.asSlice(0, big)));
+            assertEquals(WcStatus.SUCCESS, a.sent(1, 10_000).get(0).status());
+
+            a.qp.write(3, a.at(0, big), 1, b.region.address() + 400_000, b.region.rKey(), 0, 0);
+            assertEquals(WcStatus.SUCCESS, a.sent(1, 10_000).get(0).status());
+            assertEquals(-1, a.buffer.asSlice(0, big).mismatch(b.buffer.asSlice(400_000, big)));
+
+            b.qp.read(4, b.at(700_000, big), 1, a.region.address(), a.region.rKey(), 0);
+            final WorkCompletion read = b.sent(1, 10_000).get(0);
+            assertEquals(WcType.RDMA_READ, read.type());
+            assertEquals(WcStatus.SUCCESS, read.status());
+            assertEquals(-1, a.buffer.asSlice(0, big).mismatch(b.buffer.asSlice(700_000, big)));
+
+            b.buffer.set(ValueLayout.JAVA_LONG, 1000_000, 40);
+            a.qp.fetchAdd(5, 2, a.at(1_000_000, 8)[0], b.region.address() + 1_000_000, b.region.rKey(), 0);
+            assertEquals(WcStatus.SUCCESS, a.sent(1, 10_000).get(0).status());
+            assertEquals(40, a.buffer.get(ValueLayout.JAVA_LONG, 1_000_000));
+            assertEquals(42, b.buffer.get(ValueLayout.JAVA_LONG, 1_000_000));
+            a.qp.compExch(6, 42, 7, a.at(1_000_008, 8)[0], b.region.address() + 1_000_000, b.region.rKey(), 0);
+            assertEquals(WcStatus.SUCCESS, a.sent(1, 10_000).get(0).status());
+            assertEquals(42, a.buffer.get(ValueLayout.JAVA_LONG, 1_000_008));
+            assertEquals(7, b.buffer.get(ValueLayout.JAVA_LONG, 1_000_000));
+        }
+    }
+}
