@@ -19,6 +19,8 @@ import io.jdet.internal.wire.Frame;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -47,6 +49,15 @@ public final class NicImpl implements Nic, FrameHandler {
     static final long MAX_BIND_LENGTH = 1L << 31;
     private static final int RX_BATCH = 64;
     private static final long APP_ACTIVE_NS = TimeUnit.MICROSECONDS.toNanos(500);
+    private static final VarHandle LAST_APP_NS;
+
+    static {
+        try {
+            LAST_APP_NS = MethodHandles.lookup().findVarHandle(NicImpl.class, "lastAppNs", long.class);
+        } catch (final ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     final DeviceImpl device;
     final String name;
@@ -86,6 +97,7 @@ public final class NicImpl implements Nic, FrameHandler {
     private QpImpl[] ackList = new QpImpl[16];
     private int ackCount;
     private long nextTimerNs;
+    /** When an application thread last drove the engine: written under the lock, read without it (opaque). */
     private long lastAppNs;
     private long rxNow;
 
@@ -443,7 +455,7 @@ public final class NicImpl implements Nic, FrameHandler {
      * @return how much work was done
      */
     int progress(final long now) {
-        lastAppNs = now;
+        LAST_APP_NS.setOpaque(this, now); // read by the progress thread without the lock
         return doProgress(now);
     }
 
@@ -490,6 +502,14 @@ public final class NicImpl implements Nic, FrameHandler {
     private void progressLoop() {
         while (!closed) {
             long now = System.nanoTime();
+            final long appNs = (long) LAST_APP_NS.getOpaque(this); // pairs with the opaque write in progress()
+            if (now - appNs < APP_ACTIVE_NS && device.blockedWaiters.get() == 0) {
+                // The application drives the engine (its polls run the timers too): stay off the lock, so that
+                // its posts and polls never contend with this thread (a contended lock() allocates a queue node)
+                // and look again when it would count as idle.
+                LockSupport.parkNanos(this, Math.max(1000, appNs + APP_ACTIVE_NS - now));
+                continue;
+            }
             long waitNs = timerPeriodNs;
             // A lock held by someone else means the application is driving the engine right now.
             boolean appActive = true;
