@@ -71,6 +71,15 @@ public final class Endpoint {
     }
 
     /**
+     * The NIC.
+     *
+     * @return the NIC
+     */
+    public Nic nic() {
+        return nic;
+    }
+
+    /**
      * The queue pair.
      *
      * @return the queue pair

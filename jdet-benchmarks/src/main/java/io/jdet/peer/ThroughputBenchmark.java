@@ -40,7 +40,7 @@ import java.util.concurrent.TimeUnit;
     // Agrona reaches jdk.internal.misc.Unsafe (fails without); Aeron's driver swaps the NIO selector's key set
     // through sun.nio.ch (falls back to the allocating JDK path without).
     "--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED"})
-@Warmup(iterations = 3, time = 1)
+@Warmup(iterations = 5, time = 1)
 @Measurement(iterations = 5, time = 1)
 public class ThroughputBenchmark {
     private static final int SQ_DEPTH = 64;
