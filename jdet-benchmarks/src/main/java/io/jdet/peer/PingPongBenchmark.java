@@ -40,8 +40,8 @@ import java.util.concurrent.TimeUnit;
 @BenchmarkMode(Mode.SampleTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "-Xms1g", "-Xmx1g",
-    // Agrona reaches jdk.internal.misc.Unsafe (fails without); Aeron's driver swaps the NIO selector's key set
-    // through sun.nio.ch (falls back to the allocating JDK path without).
+    // Agrona reaches jdk.internal.misc.Unsafe (the driver fails to start without); Agrona's TransportPoller swaps
+    // the NIO selector's selected-key set by reflection into sun.nio.ch when allowed (carries on without).
     "--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED"})
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
