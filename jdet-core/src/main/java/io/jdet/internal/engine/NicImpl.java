@@ -18,6 +18,8 @@ import io.jdet.internal.link.Link;
 import io.jdet.internal.wire.Frame;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -46,6 +48,15 @@ public final class NicImpl implements Nic, FrameHandler {
     static final long MAX_BIND_LENGTH = 1L << 31;
     private static final int RX_BATCH = 64;
     private static final long APP_ACTIVE_NS = TimeUnit.MICROSECONDS.toNanos(500);
+    private static final VarHandle LAST_APP_NS;
+
+    static {
+        try {
+            LAST_APP_NS = MethodHandles.lookup().findVarHandle(NicImpl.class, "lastAppNs", long.class);
+        } catch (final ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     final DeviceImpl device;
     final String name;
@@ -88,16 +99,6 @@ public final class NicImpl implements Nic, FrameHandler {
     private long nextTimerNs;
     /** When the application last drove the engine; written under the lock, read by the progress thread without. */
     private long lastAppNs;
-    private static final java.lang.invoke.VarHandle LAST_APP_NS;
-
-    static {
-        try {
-            LAST_APP_NS = java.lang.invoke.MethodHandles.lookup().findVarHandle(NicImpl.class, "lastAppNs",
-                long.class);
-        } catch (final ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
     private long rxNow;
 
     /** Scratch results of {@link #resolveRemote}. */
@@ -526,16 +527,18 @@ public final class NicImpl implements Nic, FrameHandler {
     private void progressLoop() {
         while (!closed) {
             long now = System.nanoTime();
+            final long appNs = (long) LAST_APP_NS.getOpaque(this); // pairs with the opaque write in progress()
+            if (now - appNs < APP_ACTIVE_NS && device.blockedWaiters.get() == 0) {
+                // The application drives the engine (its polls run the timers too): stay off the lock, so that
+                // its posts and polls never contend with this thread (a contended lock() allocates a queue node)
+                // and look again when it would count as idle.
+                LockSupport.parkNanos(this, Math.max(1000, appNs + APP_ACTIVE_NS - now));
+                continue;
+            }
             long waitNs = timerPeriodNs;
             // A lock held by someone else means the application is driving the engine right now.
             boolean appActive = true;
             int work = 0;
-            if (now - (long) LAST_APP_NS.getOpaque(this) < APP_ACTIVE_NS && device.blockedWaiters.get() == 0) {
-                // The application polls: it runs receive and timers itself. Keep off the lock, so its lock()
-                // never has to queue (which would also allocate a queue node on its data path).
-                LockSupport.parkNanos(this, APP_ACTIVE_NS);
-                continue;
-            }
             if (lock.tryLock()) {
                 try {
                     if (closed) {

@@ -228,14 +228,21 @@ final class Responder {
      * @return true if it was accepted (and {@link #reqExpected} advanced)
      */
     private boolean process(final MemorySegment f, final int opcode, final int seq, final long now) {
+        // Count the request as received before handling it, so that a read or atomic response sent from inside
+        // the handler acknowledges its own request (as in InfiniBand). Otherwise a read completes at the requester
+        // while its request is still unacknowledged, and a retransmission timeout before the delayed ack goes back
+        // to a request that is no longer outstanding. Undone if the request is refused.
+        reqExpected++;
         final int outcome = switch (opcode) {
             case Frame.OP_SEND -> onSend(f);
             case Frame.OP_WRITE -> onWrite(f);
             case Frame.OP_READ -> onRead(f, now);
             default -> onAtomic(f, opcode, now);
         };
+        if (outcome != OK) {
+            reqExpected--;
+        }
         if (outcome == OK) {
-            reqExpected++;
             qp.frameReceived(now);
             return true;
         }
