@@ -17,10 +17,11 @@ public interface ProtectionDomain extends AutoCloseable {
     /**
      * Registers native memory ({@code det_reg_mr}). Its virtual address is {@code segment.address()}.
      *
-     * @param segment the memory; it must stay alive while registered
+     * @param segment the memory; it must stay alive while registered, and be accessible from any thread (a shared,
+     *                automatic or global arena's), since the NIC's progress thread reads and writes it
      * @param access  {@link Access} rights
      * @return the region
-     * @throws DetException EFAULT if the segment is not native; EINVAL for length 0, unknown access bits, or
+     * @throws DetException EFAULT if the segment is not native, or is confined to one thread; EINVAL for length 0, unknown access bits, or
      *                      REMOTE_READ without LOCAL_READ, or REMOTE_WRITE/REMOTE_ATOMIC without LOCAL_WRITE;
      *                      ERANGE if address plus length wraps; E2BIG if longer than the NIC's maximum region;
      *                      EDQUOT if the registration quota would be exceeded; EAGAIN if the NIC has its maximum

@@ -15,6 +15,9 @@ import java.nio.ByteBuffer;
  * odd one, so they differ, and both die when the index is released.
  */
 public final class MrImpl implements MemoryRegion {
+    /** A thread that owns no arena: a segment it may not access is confined to one thread. */
+    private static final Thread ANOTHER_THREAD = Thread.ofVirtual().unstarted(() -> { });
+
     final NicImpl nic;
     PdImpl pd;
     final MemorySegment segment;
@@ -45,6 +48,10 @@ public final class MrImpl implements MemoryRegion {
         }
         if (!segment.isNative()) {
             throw new DetException(Errno.EFAULT, "the segment is not native memory");
+        }
+        if (!segment.isAccessibleBy(ANOTHER_THREAD)) {
+            // The engine's progress thread copies into and out of registered memory.
+            throw new DetException(Errno.EFAULT, "the segment is confined to one thread; use a shared arena");
         }
         if (segment.byteSize() == 0) {
             throw new DetException(Errno.EINVAL, "zero-length region");
