@@ -201,6 +201,35 @@ public final class Loopback implements AutoCloseable {
         return Tests.pollUntil(cqB, n);
     }
 
+    /**
+     * Waits until a queue pair reaches a state.
+     *
+     * @param qp    the queue pair
+     * @param state the state
+     */
+    public static void awaitState(final QueuePair qp, final io.jdet.QpState state) {
+        Tests.await(qp + " in " + state, () -> qp.query().state() == state);
+    }
+
+    /** Waits until both queue pairs are in ERROR, as after a failure found at either end. */
+    public void awaitBothInError() {
+        awaitState(qpA, io.jdet.QpState.ERROR);
+        awaitState(qpB, io.jdet.QpState.ERROR);
+    }
+
+    /**
+     * Posts an RDMA write of A's first bytes to B and returns its completion.
+     *
+     * @param remoteAddress where at B
+     * @param rKey          B's key
+     * @param length        how many bytes
+     * @return the completion at A
+     */
+    public WorkCompletion writeAtoB(final long remoteAddress, final int rKey, final int length) {
+        qpA.write(77, sge(mrA, 0, length), 1, remoteAddress, rKey, 0, 0);
+        return Tests.pollOne(cqA);
+    }
+
     @Override
     public void close() {
         try {
