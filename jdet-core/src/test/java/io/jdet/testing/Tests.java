@@ -195,8 +195,20 @@ public final class Tests {
      * @return the exception
      */
     public static DetException assertErrno(final Errno errno, final Executable call) {
-        final DetException e = assertThrows(DetException.class, call, "expected " + errno);
-        assertEquals(errno, e.errno(), e.getMessage());
+        return assertErrno(errno, call, "");
+    }
+
+    /**
+     * Asserts that a call fails with a {@link DetException} carrying an errno.
+     *
+     * @param errno the errno expected
+     * @param call  the call
+     * @param why   what the case is, for the failure message
+     * @return the exception
+     */
+    public static DetException assertErrno(final Errno errno, final Executable call, final String why) {
+        final DetException e = assertThrows(DetException.class, call, "expected " + errno + " " + why);
+        assertEquals(errno, e.errno(), why + ": " + e.getMessage());
         return e;
     }
 
