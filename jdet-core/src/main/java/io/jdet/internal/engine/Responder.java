@@ -161,6 +161,10 @@ final class Responder {
         if (outcome == OK) {
             reqExpected++;
             qp.frameReceived(now);
+            if (opcode != Frame.OP_SEND && opcode != Frame.OP_WRITE) {
+                // Sent only now, so that the response also acknowledges its request (see queueResponse).
+                pumpResponses(now);
+            }
         } else if (outcome == RNR) {
             nic.counters.rnrNaksSent++;
             nic.sendNak(qp, Frame.NAK_RNR, seq, 0);
@@ -333,7 +337,9 @@ final class Responder {
         e.endSeq = rspNextSeq + frames - 1;
         rspNextSeq += frames;
         iqTail++;
-        pumpResponses(now);
+        // Not transmitted here: the request is not yet counted in reqExpected, so the response would not
+        // acknowledge it, and a requester whose read completed before its request was acknowledged went back to
+        // a sequence number no outstanding request holds. onRequest pumps once the request is counted.
     }
 
     // ---------------------------------------------------------------- responses out
