@@ -198,6 +198,21 @@ class CompletionQueueTest {
     }
 
     @Test
+    void shouldDropQueuedCompletionEventWhenDestroyed() {
+        try (Loopback pair = Loopback.open()) {
+            final CompletionQueue cq = pair.nicA.createCq(1, pair.eventsA);
+            cq.arm(CqArm.THRESHOLD, 1);
+            final QueuePair qp = pair.pdA.createQp(QpCreate.of(cq, 1, 1));
+            qp.recv(2, sge(pair.mrA, 0, 8), 1);
+            qp.modify(new QpModify().state(QpState.ERROR)); // flushes the receive: the threshold fires
+            assertEquals(1, pair.eventsA.pending());
+            qp.close();
+            cq.close();
+            assertEquals(0, pair.eventsA.pending(), "events about a destroyed completion queue are dropped");
+        }
+    }
+
+    @Test
     void shouldTakeAtMostMaxWhenPolled() {
         try (Loopback pair = Loopback.open()) {
             writes(pair, 4, 0);

@@ -299,6 +299,67 @@ class QueuePairStateTest {
         }
     }
 
+    @Test
+    void shouldNotFreeNewSlotsWhenCompletionsFromBeforeResetArePolled() {
+        try (Loopback pair = Loopback.open(new Loopback.Options().depth(4, 2))) {
+            pair.qpB.recv(1, sge(pair.mrB, 0, 8), 1);
+            pair.qpB.recv(2, sge(pair.mrB, 8, 8), 1);
+            pair.qpA.send(3, sge(pair.mrA, 0, 8), 1, 0, 0);
+            pair.qpA.send(4, sge(pair.mrA, 0, 8), 1, 0, 0);
+            Tests.await("both receives completed", () -> pair.cqB.query().depth() == 2);
+            pair.qpB.modify(new QpModify().state(QpState.ERROR));
+            pair.qpB.modify(new QpModify().state(QpState.IDLE)); // the receive queue is empty again
+            pair.qpB.recv(5, sge(pair.mrB, 0, 8), 1);
+            pair.qpB.recv(6, sge(pair.mrB, 8, 8), 1);
+            final List<WorkCompletion> old = pair.pollB(2);
+            assertEquals(1, old.get(0).id());
+            assertEquals(2, old.get(1).id());
+            assertErrno(Errno.ENOSPC, () -> pair.qpB.recv(7, sge(pair.mrB, 0, 8), 1),
+                "completions from before the reset free none of the new receives' slots");
+        }
+    }
+
+    @Test
+    void shouldDeliverWhenPeerConnectsAfterSenderStarted() {
+        try (Loopback pair = Loopback.open(new Loopback.Options().connect(false))) {
+            Loopback.connect(pair.qpA, pair.nicB, pair.qpB);
+            pair.qpB.recv(1, sge(pair.mrB, 0, 8), 1);
+            pair.bufA.set(ValueLayout.JAVA_LONG, 0, 4711);
+            pair.qpA.send(2, sge(pair.mrA, 0, 8), 1, 0, 0);
+            Tests.await("B dropped a frame while IDLE", () -> pair.nicB.counters().get("rx.not_connected") > 0);
+            Loopback.connect(pair.qpB, pair.nicA, pair.qpA);
+            assertEquals(WcStatus.SUCCESS, Tests.pollOne(pair.cqA).status(), "retransmitted once B connected");
+            assertEquals(WcStatus.SUCCESS, Tests.pollOne(pair.cqB).status());
+            assertEquals(4711, pair.bufB.get(ValueLayout.JAVA_LONG, 0));
+        }
+    }
+
+    @Test
+    void shouldFailWhenPeerQueuePairDoesNotExist() {
+        try (Loopback pair = Loopback.open(new Loopback.Options().connect(false))) {
+            pair.qpA.modify(new QpModify().connect(pair.nicB.address(), pair.qpB.number() + 0x100_000));
+            pair.qpA.send(1, sge(pair.mrA, 0, 8), 1, 0, 0);
+            final WorkCompletion wc = Tests.pollOne(pair.cqA);
+            assertEquals(WcStatus.FLUSHED, wc.status());
+            final List<EventRecord> events = Tests.awaitEvent(pair.eventsA, r -> r.code() == EventCode.INVALID_QP);
+            assertTrue(events.get(events.size() - 1).remote());
+            assertEquals(QpState.ERROR, pair.qpA.query().state());
+        }
+    }
+
+    @Test
+    void shouldDropQueuedEventsOfQueuePairWhenDestroyed() {
+        try (Loopback pair = Loopback.open()) {
+            pair.qpA.modify(new QpModify().state(QpState.ERROR));
+            Tests.await("B's error event queued", () -> pair.eventsB.pending() > 0);
+            pair.qpB.close();
+            assertEquals(0, pair.eventsB.pending(), "events about a destroyed queue pair are dropped");
+            pair.eventsB.generate("kept");
+            pair.qpA.close();
+            assertEquals(1, pair.eventsB.pending(), "user events are kept");
+        }
+    }
+
     /** One send from A to B and one back, checked byte for byte. */
     static void exchange(final Loopback pair, final long value) {
         pair.qpB.recv(value, sge(pair.mrB, 1024, 8), 1);
