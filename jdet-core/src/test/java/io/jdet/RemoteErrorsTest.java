@@ -330,6 +330,38 @@ class RemoteErrorsTest {
         }
     }
 
+    @Test
+    void shouldCompleteWithInvalidRequestWhenPeerMaxIrIsExceeded() {
+        try (Loopback pair = Loopback.open(new Loopback.Options().connect(false).maxOr(4))) {
+            pair.qpB.modify(new QpModify().maxIr(1));
+            // B connects only after both reads were sent once: their retransmissions reach it back to back
+            Loopback.connect(pair.qpA, pair.nicB, pair.qpB);
+            pair.qpA.read(1, sge(pair.mrA, 0, 64), 1, pair.mrB.address(), pair.mrB.rKey(), 0);
+            pair.qpA.read(2, sge(pair.mrA, 64, 64), 1, pair.mrB.address(), pair.mrB.rKey(), 0);
+            Loopback.connect(pair.qpB, pair.nicA, pair.qpA);
+            final List<WorkCompletion> wcs = pair.pollA(2);
+            assertEquals(WcStatus.SUCCESS, wcs.get(0).status());
+            assertEquals(WcStatus.INVALID_REQUEST, wcs.get(1).status());
+            assertEvents(pair, EventCode.MAX_IR_EXCEEDED);
+        }
+    }
+
+    @Test
+    void shouldCompleteWithInvalidRequestWhenAtomicTargetIsMisalignedAtThePeer() {
+        try (Loopback pair = Loopback.open()) {
+            // a zero-based window that starts 4 bytes into the region: offset 0 is aligned in the request only
+            final MemoryWindow mw = pair.pdB.createMw(2);
+            final int key = (mw.rKey() & ~0xff) | ((mw.rKey() + 1) & 0xff);
+            pair.qpB.bindType2(1, mw, key, pair.mrB, pair.mrB.address() + 4, 64,
+                Access.REMOTE_ATOMIC | Access.ZERO_BASED, 0);
+            assertEquals(WcStatus.SUCCESS, Tests.pollOne(pair.cqB).status());
+            pair.qpA.fetchAdd(2, 1, new DataSegment().set(pair.mrA, 0, 8), 0, key, 0);
+            assertEquals(WcStatus.INVALID_REQUEST, Tests.pollOne(pair.cqA).status());
+            assertEquals(0, pair.bufB.get(ValueLayout.JAVA_LONG_UNALIGNED, 4), "nothing added");
+            assertEvents(pair, EventCode.INVALID_LENGTH);
+        }
+    }
+
     /** The detecting side (B) raises the event locally; A gets it with the remote bit; both are in ERROR. */
     private static void assertEvents(final Loopback pair, final EventCode code) {
         pair.awaitBothInError();
