@@ -250,6 +250,38 @@ class CompletionQueueTest {
         }
     }
 
+    @Test
+    void shouldKeepOrderWhenResizedAfterTheRingWrapped() {
+        try (Loopback pair = Loopback.open(new Loopback.Options().cqSize(102).depth(128, 4))) {
+            writes(pair, 80, 0);
+            pair.pollA(80);
+            writes(pair, 50, 100); // entries 80..101, then 0..27 of the ring
+            Tests.await("fifty completions queued", () -> pair.cqA.query().depth() == 50);
+            pair.cqA.resize(300);
+            final List<WorkCompletion> wcs = pair.pollA(50);
+            for (int i = 0; i < 50; i++) {
+                assertEquals(100 + i, wcs.get(i).id());
+            }
+        }
+    }
+
+    @Test
+    void shouldFailOtherQueuePairWhenItCompletesIntoOverrunQueue() {
+        try (Loopback pair = Loopback.open(new Loopback.Options().cqSize(1).depth(200, 8))) {
+            final QueuePair other = pair.pdA.createQp(QpCreate.of(pair.cqA, 4, 1));
+            final QueuePair otherPeer = pair.pdB.createQp(QpCreate.of(pair.cqB, 4, 1));
+            Loopback.connect(other, pair.nicB, otherPeer);
+            Loopback.connect(otherPeer, pair.nicA, other);
+            writes(pair, 103, 0);
+            Tests.await("the completion queue in ERROR", () -> pair.cqA.query().state() == CqState.ERROR);
+            Loopback.awaitState(pair.qpA, QpState.ERROR);
+            // the other queue pair fails when its own completion finds the queue in error
+            other.write(7, sge(pair.mrA, 0, 8), 1, pair.mrB.address(), pair.mrB.rKey(), 0, 0);
+            Loopback.awaitState(other, QpState.ERROR);
+            Tests.awaitEvent(pair.eventsA, r -> r.code() == EventCode.CQ_FATAL);
+        }
+    }
+
     /** Posts {@code n} signaled 8-byte writes from A to B with ids from {@code firstId}. */
     private static void writes(final Loopback pair, final int n, final long firstId) {
         final DataSegment[] from = sge(pair.mrA, 0, 8);

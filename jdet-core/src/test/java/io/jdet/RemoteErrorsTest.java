@@ -39,6 +39,19 @@ class RemoteErrorsTest {
     }
 
     @Test
+    void shouldReportFailureWhenRequestWasSuppressed() {
+        try (Loopback pair = Loopback.open()) {
+            pair.qpA.write(1, sge(pair.mrA, 0, 8), 1, pair.mrB.address(), pair.mrB.rKey(), WrFlags.SUPPRESSED, 0);
+            pair.qpA.write(2, sge(pair.mrA, 0, 8), 1, pair.mrB.address(), BAD_KEY, WrFlags.SUPPRESSED, 0);
+            final WorkCompletion wc = Tests.pollOne(pair.cqA);
+            assertEquals(2, wc.id(), "errors are reported even for suppressed requests");
+            assertEquals(WcStatus.PROTECTION_ERR, wc.status());
+            assertEquals(2, wc.reapCount());
+            assertEvents(pair, EventCode.INVALID_RDMA_KEY);
+        }
+    }
+
+    @Test
     void shouldCompleteWithProtectionErrWhenReadOrAtomicKeyIsUnknown() {
         try (Loopback pair = Loopback.open()) {
             pair.qpA.read(1, sge(pair.mrA, 0, 8), 1, pair.mrB.address(), BAD_KEY, 0);
@@ -170,6 +183,18 @@ class RemoteErrorsTest {
             Tests.awaitEvent(pair.eventsA, r -> r.code() == EventCode.QP_RQ_ERROR);
             Tests.awaitEvent(pair.eventsB, r -> r.code() == EventCode.QP_RQ_ERROR && r.remote());
             assertTrue(pair.nicB.counters().get("rnr.naks.sent") >= 4, pair.nicB.counters().toString());
+        }
+    }
+
+    @Test
+    void shouldCompleteWithRnrRetryExceededWhenWriteWithImmediateFindsNoReceive() {
+        final Configuration quickRnr = new Configuration().rnrRetryCount(2).rnrDelayUs(200);
+        try (Loopback pair = Loopback.open(new Loopback.Options().configuration(quickRnr))) {
+            pair.qpA.write(1, sge(pair.mrA, 0, 8), 1, pair.mrB.address(), pair.mrB.rKey(), WrFlags.IMMEDIATE, 5);
+            final WorkCompletion wc = Tests.pollOne(pair.cqA);
+            assertEquals(WcStatus.RNR_RETRY_EXCEEDED, wc.status());
+            assertEquals(WcType.RDMA_WRITE, wc.type());
+            pair.awaitBothInError();
         }
     }
 
