@@ -193,6 +193,137 @@ class FaultInjectionTest {
         }
     }
 
+    @ParameterizedTest(name = "seed {0}")
+    @ValueSource(longs = {8, 9})
+    void shouldKeepBothDirectionsExactWhenBothSidesRunMixedVerbsOverFaults(final long seed) throws Exception {
+        try (Loopback pair = lossy(seed)) {
+            final Side a = new Side(pair.qpA, pair.cqA, pair.mrA, pair.mrB, 1);
+            final Side b = new Side(pair.qpB, pair.cqB, pair.mrB, pair.mrA, 2);
+            final java.util.concurrent.CompletableFuture<Void> other = java.util.concurrent.CompletableFuture
+                .runAsync(b::run);
+            a.run();
+            other.get(90, java.util.concurrent.TimeUnit.SECONDS);
+            assertEquals(Side.ATOMICS, pair.bufB.get(LE_LONG, Side.COUNTER), "A's adds at B");
+            assertEquals(Side.ATOMICS, pair.bufA.get(LE_LONG, Side.COUNTER), "B's adds at A");
+            assertFaultsInjected(pair);
+        }
+    }
+
+    /** One end of a bidirectional run: sends to the peer, receives the peer's sends, reads and adds at the peer. */
+    private static final class Side {
+        static final int MESSAGES = 150;
+        static final int READS = 30;
+        static final int ATOMICS = 60;
+        static final long SOURCE = 0;
+        static final long SLOTS = MB;
+        static final int SLOT = 64 * 1024;
+        static final int DEPTH = 8;
+        static final long READ_ZONE = 2L * MB;
+        static final long READ_INTO = 3L * MB;
+        static final long COUNTER = 3L * MB + MB / 2;
+        static final long ORIGINAL = COUNTER + 64;
+
+        final QueuePair qp;
+        final CompletionQueue cq;
+        final MemoryRegion mine;
+        final MemoryRegion peer;
+        final long id;
+
+        Side(final QueuePair qp, final CompletionQueue cq, final MemoryRegion mine, final MemoryRegion peer,
+             final long id) {
+            this.qp = qp;
+            this.cq = cq;
+            this.mine = mine;
+            this.peer = peer;
+            this.id = id;
+            Tests.fill(mine.segment().asSlice(SOURCE, MB), id);
+            Tests.fill(mine.segment().asSlice(READ_ZONE, MB), id + 10); // never written during the run
+            mine.segment().set(LE_LONG, COUNTER, 0);
+        }
+
+        void run() {
+            for (int i = 0; i < DEPTH; i++) {
+                qp.recv(i, sge(mine, SLOTS + (long) i * SLOT, SLOT), 1);
+            }
+            int sent = 0;
+            int sendsDone = 0;
+            int received = 0;
+            int reads = 0;
+            int readsDone = 0;
+            int adds = 0;
+            int addsDone = 0;
+            final BitSet originals = new BitSet();
+            final long deadline = System.nanoTime() + Tests.TIMEOUT.toNanos() * 6;
+            final WorkCompletion[] wc = {new WorkCompletion(), new WorkCompletion(), new WorkCompletion()};
+            while (sendsDone < MESSAGES || received < MESSAGES || readsDone < READS || addsDone < ATOMICS) {
+                final int inFlight = sent - sendsDone + reads - readsDone + adds - addsDone;
+                if (inFlight < 12) {
+                    if (sent < MESSAGES) {
+                        qp.send(sent, sge(mine, offset(sent) % (MB - SLOT), messageLength(sent)), 1,
+                            WrFlags.IMMEDIATE, sent);
+                        sent++;
+                    }
+                    if (reads < READS && sent % 5 == 0) {
+                        qp.read(1_000_000 + reads, sge(mine, READ_INTO + (long) (reads % 4) * 8192, 8192), 1,
+                            peer.address() + READ_ZONE + 8192L * reads, peer.rKey(), 0);
+                        reads++;
+                    }
+                    if (adds < ATOMICS && sent % 2 == 0 && adds - addsDone < 1) {
+                        qp.fetchAdd(2_000_000 + adds, 1, new DataSegment().set(mine, ORIGINAL, 8),
+                            peer.address() + COUNTER, peer.rKey(), 0);
+                        adds++;
+                    }
+                }
+                final int n = cq.poll(wc);
+                for (int k = 0; k < n; k++) {
+                    final WorkCompletion w = wc[k];
+                    assertEquals(WcStatus.SUCCESS, w.status(), "side " + id + ": " + w);
+                    switch (w.type()) {
+                        case SEND -> assertEquals(sendsDone++, w.id());
+                        case RECV -> {
+                            assertEquals(received, w.id());
+                            assertEquals(received, w.immediate());
+                            assertEquals(messageLength(received), w.length());
+                            final long at = SLOTS + (long) (received % DEPTH) * SLOT;
+                            checkPeerMessage(mine.segment().asSlice(at, w.length()), received);
+                            if (received + DEPTH < MESSAGES) {
+                                qp.recv(received + DEPTH, sge(mine, at, SLOT), 1);
+                            }
+                            received++;
+                        }
+                        case RDMA_READ -> {
+                            final int r = (int) (w.id() - 1_000_000);
+                            assertEquals(readsDone++, r);
+                            assertSameBytes(peer.segment().asSlice(READ_ZONE + 8192L * r, 8192),
+                                mine.segment().asSlice(READ_INTO + (long) (r % 4) * 8192, 8192));
+                        }
+                        case FETCH_ADD -> {
+                            assertEquals(addsDone++, w.id() - 2_000_000);
+                            final long original = mine.segment().get(LE_LONG, ORIGINAL);
+                            assertTrue(!originals.get((int) original), "original " + original + " twice");
+                            originals.set((int) original);
+                        }
+                        default -> throw new AssertionError("unexpected " + w);
+                    }
+                }
+                if (n == 0) {
+                    Thread.yield();
+                }
+                assertTrue(System.nanoTime() - deadline < 0, "side " + id + " timed out: sent " + sendsDone
+                    + ", received " + received + ", reads " + readsDone + ", adds " + addsDone);
+            }
+        }
+
+        private void checkPeerMessage(final java.lang.foreign.MemorySegment got, final int message) {
+            final long from = offset(message) % (MB - SLOT);
+            assertSameBytes(peer.segment().asSlice(SOURCE + from, got.byteSize()), got);
+        }
+
+        private static int messageLength(final int message) {
+            return message % 7 == 0 ? SLOT : 1 + (message * 2_039) % 5_000;
+        }
+    }
+
     private static int length(final int message, final int slot) {
         return message % 10 == 0 ? slot : 1 + (message * 4099) % 3000;
     }
