@@ -4,7 +4,10 @@ package io.jdet;
 public enum CqState {
     /** Usable. */
     READY(0),
-    /** Overrun: a completion could not be stored; the queue pairs using it were moved to ERROR. */
+    /**
+     * Overrun: a completion could not be stored. The queue pair whose completion was lost went to ERROR (as in
+     * DET), and every other queue pair using the queue goes to ERROR when it next completes work into it.
+     */
     ERROR(1);
 
     private final int code;

@@ -154,10 +154,11 @@ public interface QueuePair extends AutoCloseable {
      * @param flags   {@link WrFlags}
      * @return the new remote key
      * @throws DetException EPERM if the queue pair, window and region are not in one domain; EINVAL for a type 2
-     *                      window, a length above 2^31, no remote right, unknown bits, or ZERO_BASED; ERANGE if the
-     *                      range leaves the region; EACCES if the region lacks MW_BIND, or the window asks for
-     *                      REMOTE_WRITE or REMOTE_ATOMIC without LOCAL_WRITE on the region or REMOTE_READ without
-     *                      LOCAL_READ; ENOTCONN and ENOSPC as for every post (checked before anything changes)
+     *                      window, a length above 2^31, unknown bits, or ZERO_BASED; ERANGE if the range leaves the
+     *                      region; EACCES if the window grants no remote right (as det_bind), the region lacks
+     *                      MW_BIND, or the window asks for REMOTE_WRITE or REMOTE_ATOMIC without LOCAL_WRITE on the
+     *                      region or REMOTE_READ without LOCAL_READ; ENOTCONN and ENOSPC as for every post (checked
+     *                      before anything changes)
      */
     int bind(long id, MemoryWindow window, MemoryRegion region, long address, long length, int access, int flags);
 

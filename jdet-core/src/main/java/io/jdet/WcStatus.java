@@ -21,7 +21,10 @@ public enum WcStatus {
     RETRY_EXCEEDED(6),
     /** The receiver had no receive posted after every receiver-not-ready retry. */
     RNR_RETRY_EXCEEDED(7),
-    /** The peer rejected the request as malformed: a misaligned atomic, or a key it could not invalidate. */
+    /**
+     * The peer rejected the request as malformed: a misaligned atomic, a key it could not invalidate, or more reads
+     * and atomics at once than its max_ir accepts.
+     */
     INVALID_REQUEST(8),
     /** A posted memory-window bind could not be carried out when it reached the head of the send queue. */
     BIND_ERR(9),

@@ -15,6 +15,8 @@ import java.nio.ByteBuffer;
  * odd one, so they differ, and both die when the index is released.
  */
 public final class MrImpl implements MemoryRegion {
+    /** A thread that owns no arena: a segment it may not access is confined to one thread. */
+
     final NicImpl nic;
     PdImpl pd;
     final MemorySegment segment;

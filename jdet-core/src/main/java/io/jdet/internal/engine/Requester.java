@@ -619,7 +619,10 @@ final class Requester {
             final int reap = pendingReap + 1;
             pendingReap = 0;
             flushed++;
-            if (!qp.sqCq.append(w.id, WcStatus.FLUSHED, w.type, 0, 0, 0, 0, reap, qp, false)) {
+            // A request that already failed (a local operation, or a NAK behind unfinished work) keeps its status.
+            final WcStatus status = i < admitIdx && w.state == SendWr.DONE && w.status != WcStatus.SUCCESS
+                ? w.status : WcStatus.FLUSHED;
+            if (!qp.sqCq.append(w.id, status, w.type, 0, 0, 0, 0, reap, qp, false)) {
                 pendingReap = 0;
             }
             w.window = null;

@@ -419,6 +419,8 @@ final class Responder {
         e.endSeq = rspNextSeq + frames - 1;
         rspNextSeq += frames;
         iqTail++;
+        // process() counted the request in reqExpected before calling its handler, so this response acknowledges
+        // its own request.
         pumpResponses(now);
     }
 
