@@ -425,7 +425,18 @@ final class Requester {
     }
 
     private void goBack(final int seq) {
-        txSeq = seq;
+        // Frames of finished work requests are never resent: a read or atomic finishes by its response, which
+        // proves its request arrived, and its slot may already hold a new work request. Start at the first
+        // unfinished one, and count the finished requests before it as acknowledged.
+        final int firstUnfinished = completeIdx < admitIdx ? at(completeIdx).startSeq : nextSeq;
+        int from = seq;
+        if (after(firstUnfinished, seq)) {
+            from = firstUnfinished;
+            if (after(from - 1, lastAcked)) {
+                lastAcked = from - 1;
+            }
+        }
+        txSeq = from;
         txIdx = completeIdx;
         timedSeq = 0;
     }
