@@ -35,6 +35,7 @@ final class ClientDriver {
      *
      * @param config   the run's configuration
      * @param side     the side channel, connected
+     * @param welcome  the server's answer to {@link #hello}
      * @param peer     this end's device and NIC
      * @param abort    the run's abort flag
      * @param out      where det_perf's lines go
@@ -42,12 +43,10 @@ final class ClientDriver {
      * @param plan     the steps to run
      * @return every figure
      */
-    static Results run(final PerfConfig config, final SideChannel side, final JdetPeer peer, final Abort abort,
-                       final PrintWriter out, final Progress progress, final List<Step> plan) {
+    static Results run(final PerfConfig config, final SideChannel side, final Message welcome, final JdetPeer peer,
+                       final Abort abort, final PrintWriter out, final Progress progress, final List<Step> plan) {
         final RunSettings settings = RunSettings.of(config);
-        final int maxSize = Math.max(8, Collections.max(config.sizes()));
-        side.send(Message.of("HELLO").with(settings.toMessage().fields()).with("maxsize", maxSize).build());
-        final Message welcome = side.expect("WELCOME");
+        final int maxSize = maxSize(config);
         final RunInfo info = new RunInfo(config.role().name().toLowerCase(java.util.Locale.ROOT), peer.requested(),
             peer.opened(), peer.nic().address(), welcome.text("address"), peer.note(), config.modeName(),
             config.verify(), config.faults(), config.maxRd(), config.burst(), side.peerAddress().getHostAddress(),
@@ -90,6 +89,23 @@ final class ClientDriver {
         results.counters("server", counters.entrySet().stream()
             .collect(Collectors.toMap(Map.Entry::getKey, e -> Long.parseLong(e.getValue()))));
         return results;
+    }
+
+    /**
+     * Sends the run's settings and waits for the server's NIC: the first exchange, before this end opens its own.
+     *
+     * @param config the run's configuration
+     * @param side   the side channel, connected
+     * @return the server's WELCOME
+     */
+    static Message hello(final PerfConfig config, final SideChannel side) {
+        side.send(Message.of("HELLO").with(RunSettings.of(config).toMessage().fields())
+            .with("maxsize", maxSize(config)).build());
+        return side.expect("WELCOME");
+    }
+
+    private static int maxSize(final PerfConfig config) {
+        return Math.max(8, Collections.max(config.sizes()));
     }
 
     /** The size whose det_perf block a step belongs to: the atomic (always 8 bytes) runs in the first block. */

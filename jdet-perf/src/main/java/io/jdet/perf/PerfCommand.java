@@ -59,7 +59,7 @@ public final class PerfCommand implements Callable<Integer> {
         + "(default: from the size, for a short run).")
     private Long iters;
 
-    @Option(names = "--warmup", paramLabel = "N", description = "Unmeasured iterations first (default: a fifth).")
+    @Option(names = "--warmup", paramLabel = "N", description = "Unmeasured iterations first (default: half, at most 5000).")
     private Long warmup;
 
     @Option(names = "--burst", paramLabel = "N", description = "Messages per burst in the bandwidth tests "
@@ -149,6 +149,8 @@ public final class PerfCommand implements Callable<Integer> {
             check(!(sizes != null && size != null), "--sizes and --size exclude each other");
             final PerfConfig.Role role = server ? PerfConfig.Role.SERVER
                 : client != null ? PerfConfig.Role.CLIENT : PerfConfig.Role.EMBEDDED;
+            check(role == PerfConfig.Role.EMBEDDED || nic == null || !nic.startsWith("loop"), "--nic " + nic
+                + " is the in-process fabric: it only works without --server/--client (both ends in one JVM)");
             String host = null;
             Integer clientPort = null;
             if (client != null) {
@@ -189,7 +191,7 @@ public final class PerfCommand implements Callable<Integer> {
                 warmup == null ? -1 : warmup, burst == null ? PerfConfig.DEFAULT_BURST : burst, waitMode, verify,
                 faults, maxRd, !noBaselines, Math.round(timeoutSeconds * 1000), json, plot, quiet);
         } catch (final IllegalArgumentException | DetException e) {
-            throw new ParameterException(spec.commandLine(), e.getMessage(), e, null, null);
+            throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }
     }
 

@@ -71,15 +71,17 @@ final class PerfRun {
             });
             final Results results;
             try (SideChannel side = SideChannel.connect(InetAddress.getLoopbackAddress().getHostAddress(),
-                     listener.getLocalPort(), config.timeoutMs());
-                 JdetPeer peer = JdetPeer.open(config.nicName(), RunSettings.of(config).deviceConfiguration(),
-                     config.loopFallback())) {
-                if (peer.note() != null) {
-                    err.println("jdet perf: " + peer.note());
-                    err.flush();
+                     listener.getLocalPort(), config.timeoutMs())) {
+                final Message welcome = ClientDriver.hello(config, side);
+                try (JdetPeer peer = JdetPeer.open(config.nicName(), RunSettings.of(config).deviceConfiguration(),
+                         config.loopFallback())) {
+                    if (peer.note() != null) {
+                        err.println("jdet perf: " + peer.note());
+                        err.flush();
+                    }
+                    results = ClientDriver.run(config, side, welcome, peer, abort, out,
+                        new Progress(err, config.quiet(), start, plan.size()), plan);
                 }
-                results = ClientDriver.run(config, side, peer, abort, out,
-                    new Progress(err, config.quiet(), start, plan.size()), plan);
             } catch (final RuntimeException e) {
                 firstFailure.compareAndSet(null, e);
                 abort.raise();
@@ -100,10 +102,11 @@ final class PerfRun {
                                   final long start) {
         final List<Step> plan = Step.plan(config);
         try (SideChannel side = SideChannel.connect(config.host(), config.port(), config.timeoutMs())) {
+            final Message welcome = ClientDriver.hello(config, side);
             final String nic = config.nicName() != null ? config.nicName()
                 : udpName(side.localAddress().getHostAddress());
             try (JdetPeer peer = JdetPeer.open(nic, RunSettings.of(config).deviceConfiguration(), false)) {
-                return ClientDriver.run(config, side, peer, new Abort(), out,
+                return ClientDriver.run(config, side, welcome, peer, new Abort(), out,
                     new Progress(err, config.quiet(), start, plan.size()), plan);
             } catch (final PerfException e) {
                 side.sendError(e.getMessage());

@@ -355,7 +355,11 @@ public final class JdetQp implements AutoCloseable {
         } catch (final DetException | IllegalStateException e) {
             // The device may have been closed under us to stop a stuck run: nothing left to free.
         } finally {
-            arena.close();
+            try {
+                arena.close();
+            } catch (final IllegalStateException e) {
+                // Still held by a region a failed close left behind: the memory goes with the JVM.
+            }
         }
     }
 }
