@@ -70,7 +70,8 @@ public final class PerfCommand implements Callable<Integer> {
     private boolean poll;
 
     @Option(names = "--wait", description = "Arm the completion queue and wait on the event queue (det_perf -w); "
-        + "the baselines block.")
+        + "lat-write then writes with an immediate value, since a plain write raises no event; the baselines "
+        + "block.")
     private boolean waitMode;
 
     @Option(names = "--verify", description = "Check every byte received.")
