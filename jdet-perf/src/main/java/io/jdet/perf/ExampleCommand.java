@@ -9,7 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.Callable;
 
 /** {@code jdet example}: the bundled verbs example ({@link Example}). */
-@Command(name = "example", mixinStandardHelpOptions = true,
+@Command(name = "example", mixinStandardHelpOptions = true, version = "jdet example 0.1.0",
     description = "A send/receive ping-pong and an RDMA read between two NICs on the in-process fabric, every "
         + "byte checked.")
 public final class ExampleCommand implements Callable<Integer> {

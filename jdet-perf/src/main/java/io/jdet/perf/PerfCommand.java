@@ -20,6 +20,7 @@ import java.util.concurrent.Callable;
  * validates the command line into a {@link PerfConfig} once, then hands it to the run.
  */
 @Command(name = "perf", sortOptions = false, usageHelpAutoWidth = true, mixinStandardHelpOptions = true,
+    version = "jdet perf 0.1.0",
     description = {"det_perf for jdet: ping-pong latency and burst bandwidth of send, RDMA write, RDMA read and "
         + "fetch-and-add, with plain Java UDP and TCP baselines measured in the same run.",
         "Without --server/--client both ends run in this JVM over UDP on 127.0.0.1 (the in-process fabric if UDP "
@@ -59,7 +60,8 @@ public final class PerfCommand implements Callable<Integer> {
         + "(default: from the size, for a short run).")
     private Long iters;
 
-    @Option(names = "--warmup", paramLabel = "N", description = "Unmeasured iterations first (default: half, at most 5000).")
+    @Option(names = "--warmup", paramLabel = "N",
+        description = "Unmeasured iterations first (default: half, at most 5000).")
     private Long warmup;
 
     @Option(names = "--burst", paramLabel = "N", description = "Messages per burst in the bandwidth tests "

@@ -4,6 +4,7 @@ import io.jdet.perf.TestKind;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.OptionalDouble;
 
 /**
@@ -99,7 +100,7 @@ public final class Comparisons {
                 if (udp.isPresent() && tcp.isPresent()) {
                     any = true;
                     all &= udp.getAsDouble() <= SEND_VS_UDP_TARGET && tcp.getAsDouble() < 1;
-                    details.append(String.format("%s: %.2fx udp, %.2fx tcp; ", label(size), udp.getAsDouble(),
+                    details.append(String.format(Locale.ROOT, "%s: %.2fx udp, %.2fx tcp; ", label(size), udp.getAsDouble(),
                         tcp.getAsDouble()));
                 }
             }
@@ -116,7 +117,7 @@ public final class Comparisons {
                 if (size >= 64 << 10 && udp.isPresent()) {
                     any = true;
                     all &= udp.getAsDouble() >= WRITE_VS_UDP_TARGET;
-                    details.append(String.format("%s: %.2fx; ", label(size), udp.getAsDouble()));
+                    details.append(String.format(Locale.ROOT, "%s: %.2fx; ", label(size), udp.getAsDouble()));
                 }
             }
             targets.add(new Target("bw-write at >= 64K >= 0.8x udp-stream",
@@ -129,7 +130,8 @@ public final class Comparisons {
             targets.add(new Target("in-process one-way latency < 1 us",
                 !loop || best.isEmpty() ? "n/a" : best.getAsDouble() < LOOP_LATENCY_TARGET_US ? "met" : "not met",
                 !loop ? "run with --nic loop to measure it"
-                    : best.isEmpty() ? "no latency test ran" : String.format("best median %.3f us", best.getAsDouble())));
+                    : best.isEmpty() ? "no latency test ran"
+                    : String.format(Locale.ROOT, "best median %.3f us", best.getAsDouble())));
         }
         return targets;
     }
