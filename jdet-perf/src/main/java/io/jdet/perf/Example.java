@@ -39,7 +39,8 @@ public final class Example {
      * @return 0 on success, 1 if a check failed
      */
     public static int run(final PrintStream out) {
-        try (Det det = Det.open(); Arena arena = Arena.ofShared()) {
+        // The device closes first: its regions must be gone before their memory is freed.
+        try (Arena arena = Arena.ofShared(); Det det = Det.open()) {
             final EventQueue events = det.createEvent(null);
             final Nic nicA = det.openNic("loop:example", events);
             final Nic nicB = det.openNic("loop:example", events);

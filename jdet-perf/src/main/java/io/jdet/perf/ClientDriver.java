@@ -1,0 +1,119 @@
+package io.jdet.perf;
+
+import io.jdet.perf.jdet.JdetPeer;
+import io.jdet.perf.jdet.SetupCosts;
+import io.jdet.perf.report.BandwidthResult;
+import io.jdet.perf.report.DetPerfFormat;
+import io.jdet.perf.report.Figure;
+import io.jdet.perf.report.LatencyResult;
+import io.jdet.perf.report.Results;
+import io.jdet.perf.report.RunInfo;
+import io.jdet.perf.rig.Abort;
+import io.jdet.perf.rig.Pattern;
+
+import java.io.PrintWriter;
+import java.lang.foreign.Arena;
+import java.time.Instant;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * The active end: sends the run's settings, measures det_perf's setup costs, runs every step of the plan (printing
+ * det_perf's lines size by size as they come), and collects the server's counters at the end.
+ */
+final class ClientDriver {
+    /** Repetitions of the setup-cost sequence. */
+    static final int SETUP_REPETITIONS = 15;
+
+    private ClientDriver() {
+    }
+
+    /**
+     * Runs the plan.
+     *
+     * @param config   the run's configuration
+     * @param side     the side channel, connected
+     * @param welcome  the server's answer to {@link #hello}
+     * @param peer     this end's device and NIC
+     * @param abort    the run's abort flag
+     * @param out      where det_perf's lines go
+     * @param progress where progress goes
+     * @param plan     the steps to run
+     * @return every figure
+     */
+    static Results run(final PerfConfig config, final SideChannel side, final Message welcome, final JdetPeer peer,
+                       final Abort abort, final PrintWriter out, final Progress progress, final List<Step> plan) {
+        final RunSettings settings = RunSettings.of(config);
+        final int maxSize = maxSize(config);
+        final RunInfo info = new RunInfo(config.role().name().toLowerCase(java.util.Locale.ROOT), peer.requested(),
+            peer.opened(), peer.nic().address(), welcome.text("address"), peer.note(), config.modeName(),
+            config.verify(), config.faults(), config.maxRd(), config.burst(), side.peerAddress().getHostAddress(),
+            config.sizes(), config.tests().stream().map(TestKind::label).toList(), System.getProperty("java.vm.name")
+            + " " + Runtime.version(), System.getProperty("os.name") + " " + System.getProperty("os.version") + " "
+            + System.getProperty("os.arch"), Runtime.getRuntime().availableProcessors(), Instant.now().toString());
+        final Results results = new Results(info);
+        out.printf("jdet perf: %s over %s (%s <-> %s), %s%s; tests %s; sizes %s%n", describe(config),
+            peer.opened(), peer.nic().address(), welcome.text("address"), config.modeName(),
+            config.verify() ? ", verifying every byte" : "", String.join(",", info.tests()),
+            config.sizes().stream().map(Sizes::format).collect(Collectors.joining(",")));
+        if (config.faults().active()) {
+            out.printf("faults injected by jdet's links: %s%n", config.faults());
+        }
+        out.flush();
+        results.setupCosts(SetupCosts.measure(peer.opened(), settings.deviceConfiguration(), SETUP_REPETITIONS));
+        try (Arena arena = Arena.ofConfined()) {
+            final End end = new End(side, peer, settings, new Pattern(arena, maxSize), abort,
+                info.jdetTransport());
+            int block = -1;
+            for (int i = 0; i < plan.size(); i++) {
+                final Step step = plan.get(i);
+                progress.step(step);
+                final int blockSize = blockSize(config, step);
+                if (blockSize != block) {
+                    block = blockSize;
+                    DetPerfFormat.heading(out, step.iterations(), blockSize);
+                }
+                final Figure figure = step.kind().jdet() ? JdetStep.active(step, end) : BaselineStep.active(step, end);
+                results.add(figure);
+                switch (figure) {
+                    case LatencyResult latency -> DetPerfFormat.line(out, latency);
+                    case BandwidthResult bandwidth -> DetPerfFormat.line(out, bandwidth);
+                }
+            }
+        }
+        side.send(Message.of("BYE").build());
+        final Map<String, String> counters = side.expect("COUNTERS").fields();
+        results.counters("client", peer.nic().counters());
+        results.counters("server", counters.entrySet().stream()
+            .collect(Collectors.toMap(Map.Entry::getKey, e -> Long.parseLong(e.getValue()))));
+        return results;
+    }
+
+    /**
+     * Sends the run's settings and waits for the server's NIC: the first exchange, before this end opens its own.
+     *
+     * @param config the run's configuration
+     * @param side   the side channel, connected
+     * @return the server's WELCOME
+     */
+    static Message hello(final PerfConfig config, final SideChannel side) {
+        side.send(Message.of("HELLO").with(RunSettings.of(config).toMessage().fields())
+            .with("maxsize", maxSize(config)).build());
+        return side.expect("WELCOME");
+    }
+
+    private static int maxSize(final PerfConfig config) {
+        return Math.max(8, Collections.max(config.sizes()));
+    }
+
+    /** The size whose det_perf block a step belongs to: the atomic (always 8 bytes) runs in the first block. */
+    private static int blockSize(final PerfConfig config, final Step step) {
+        return step.kind().fixedSize() ? config.sizes().get(0) : step.size();
+    }
+
+    private static String describe(final PerfConfig config) {
+        return config.role() == PerfConfig.Role.EMBEDDED ? "server and client in one JVM" : "client";
+    }
+}

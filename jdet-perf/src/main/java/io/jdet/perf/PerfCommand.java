@@ -1,0 +1,206 @@
+package io.jdet.perf;
+
+import io.jdet.DetException;
+import io.jdet.FaultPlan;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code jdet perf}: det_perf for jdet, with its UDP and TCP baselines measured in the same run. Parses and
+ * validates the command line into a {@link PerfConfig} once, then hands it to the run.
+ */
+@Command(name = "perf", sortOptions = false, usageHelpAutoWidth = true, mixinStandardHelpOptions = true,
+    version = "jdet perf 0.1.0",
+    description = {"det_perf for jdet: ping-pong latency and burst bandwidth of send, RDMA write, RDMA read and "
+        + "fetch-and-add, with plain Java UDP and TCP baselines measured in the same run.",
+        "Without --server/--client both ends run in this JVM over UDP on 127.0.0.1 (the in-process fabric if UDP "
+            + "is not available)."},
+    footer = {"", "Examples:", "  ./jdet perf", "  ./jdet perf --nic loop --sizes 64,64K --json perf.json "
+        + "--plot perf.png", "  ./jdet perf --server            (then, elsewhere)  ./jdet perf --client HOST"})
+public final class PerfCommand implements Callable<Integer> {
+    @Spec
+    private CommandSpec spec;
+
+    @Option(names = "--server", description = "Run as the server: wait for one client, serve its run, exit.")
+    private boolean server;
+
+    @Option(names = "--client", paramLabel = "HOST[:PORT]", description = "Run as the client of a server.")
+    private String client;
+
+    @Option(names = "--nic", paramLabel = "NAME", description = "The NIC: udp:ADDRESS[:PORT], or loop for the "
+        + "in-process fabric (only without --server/--client). Default: udp:127.0.0.1; for --server/--client, "
+        + "UDP on the side channel's local address.")
+    private String nic;
+
+    @Option(names = "--port", paramLabel = "P", description = "The side channel's TCP port (default: "
+        + PerfConfig.DEFAULT_PORT + ", det_perf's; any free port when both ends run here).")
+    private Integer port;
+
+    @Option(names = "--tests", paramLabel = "LIST", split = ",", description = "jdet tests to run (default all): "
+        + "lat-send, lat-write, bw-send, bw-write, bw-read, bw-atomic.")
+    private List<String> tests;
+
+    @Option(names = "--sizes", paramLabel = "LIST", description = "Message sizes (default 8,64,4K,64K,1M).")
+    private String sizes;
+
+    @Option(names = "--size", paramLabel = "N", description = "A single message size.")
+    private String size;
+
+    @Option(names = "--iters", paramLabel = "N", description = "Round trips or messages per test and size "
+        + "(default: from the size, for a short run).")
+    private Long iters;
+
+    @Option(names = "--warmup", paramLabel = "N",
+        description = "Unmeasured iterations first (default: half, at most 5000).")
+    private Long warmup;
+
+    @Option(names = "--burst", paramLabel = "N", description = "Messages per burst in the bandwidth tests "
+        + "(det_perf's -B; default " + PerfConfig.DEFAULT_BURST + ").")
+    private Integer burst;
+
+    @Option(names = "--poll", description = "Busy-poll completion queues and non-blocking sockets (default).")
+    private boolean poll;
+
+    @Option(names = "--wait", description = "Arm the completion queue and wait on the event queue (det_perf -w); "
+        + "lat-write then writes with an immediate value, since a plain write raises no event; the baselines "
+        + "block.")
+    private boolean waitMode;
+
+    @Option(names = "--verify", description = "Check every byte received.")
+    private boolean verify;
+
+    @Option(names = "--loss", paramLabel = "RATE", description = "Fraction of jdet frames to drop.")
+    private double loss;
+
+    @Option(names = "--dup", paramLabel = "RATE", description = "Fraction of jdet frames to send twice.")
+    private double dup;
+
+    @Option(names = "--reorder", paramLabel = "RATE", description = "Fraction of jdet frames to hold back one.")
+    private double reorder;
+
+    @Option(names = "--corrupt", paramLabel = "RATE", description = "Fraction of jdet frames to corrupt.")
+    private double corrupt;
+
+    @Option(names = "--seed", paramLabel = "N", description = "Seed of the fault injection (default 1).")
+    private long seed = 1;
+
+    @Option(names = "--max-rd", paramLabel = "N", description = "RDMA reads and atomics in flight per queue pair "
+        + "(det_perf's MAX_RDMA_RD, default " + PerfConfig.DEFAULT_MAX_RD + ").")
+    private int maxRd = PerfConfig.DEFAULT_MAX_RD;
+
+    @Option(names = "--no-baselines", description = "Skip the UDP and TCP baselines.")
+    private boolean noBaselines;
+
+    @Option(names = "--timeout", paramLabel = "SECONDS", description = "The longest any wait may last "
+        + "(default 30).")
+    private double timeoutSeconds = PerfConfig.DEFAULT_TIMEOUT_MS / 1000.0;
+
+    @Option(names = "--json", paramLabel = "FILE", description = "Write every figure with its conditions as JSON.")
+    private Path json;
+
+    @Option(names = "--plot", paramLabel = "FILE.png", description = "Draw latency and bandwidth against size.")
+    private Path plot;
+
+    @Option(names = {"-q", "--quiet"}, description = "No progress lines on stderr.")
+    private boolean quiet;
+
+    /** Creates the command; picocli fills its fields. */
+    public PerfCommand() {
+    }
+
+    @Override
+    public Integer call() {
+        final PerfConfig config = config();
+        final PrintWriter out = spec.commandLine().getOut();
+        final PrintWriter err = spec.commandLine().getErr();
+        try {
+            PerfRun.execute(config, out, err);
+            return 0;
+        } catch (final PerfException e) {
+            out.flush();
+            err.println("jdet perf: " + e.getMessage());
+            if (e.getCause() instanceof RuntimeException cause && !(cause instanceof PerfException)
+                && !(cause instanceof DetException)) {
+                // Not a failure of the run but of the tool or the library: the stack trace is what to report.
+                cause.printStackTrace(err);
+            }
+            err.flush();
+            return 1;
+        }
+    }
+
+    /**
+     * Builds and validates the configuration.
+     *
+     * @return the configuration
+     * @throws ParameterException with the reason, for picocli to print with the usage
+     */
+    PerfConfig config() {
+        try {
+            check(!(server && client != null), "--server and --client exclude each other");
+            check(!(poll && waitMode), "--poll and --wait exclude each other");
+            check(!(sizes != null && size != null), "--sizes and --size exclude each other");
+            final PerfConfig.Role role = server ? PerfConfig.Role.SERVER
+                : client != null ? PerfConfig.Role.CLIENT : PerfConfig.Role.EMBEDDED;
+            check(role == PerfConfig.Role.EMBEDDED || nic == null || !nic.startsWith("loop"), "--nic " + nic
+                + " is the in-process fabric: it only works without --server/--client (both ends in one JVM)");
+            String host = null;
+            Integer clientPort = null;
+            if (client != null) {
+                final int colon = client.lastIndexOf(':');
+                final boolean bracketed = client.startsWith("[");
+                if (colon > 0 && (bracketed ? client.lastIndexOf(']') < colon : client.indexOf(':') == colon)) {
+                    host = client.substring(0, colon);
+                    clientPort = Integer.valueOf(client.substring(colon + 1));
+                } else {
+                    host = client;
+                }
+                host = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+                check(!host.isEmpty(), "--client needs a host");
+                check(clientPort == null || port == null, "give the port in --client or with --port, not both");
+            }
+            final int sidePort = clientPort != null ? clientPort : port != null ? port
+                : role == PerfConfig.Role.EMBEDDED ? 0 : PerfConfig.DEFAULT_PORT;
+            final List<TestKind> kinds = new ArrayList<>();
+            if (tests == null) {
+                Arrays.stream(TestKind.values()).filter(TestKind::jdet).forEach(kinds::add);
+            } else {
+                for (final String test : tests) {
+                    kinds.add(TestKind.of(test));
+                }
+            }
+            final List<Integer> sizeList = new ArrayList<>();
+            if (size != null) {
+                sizeList.add(Sizes.parse(size));
+            } else if (sizes != null) {
+                Arrays.stream(Sizes.parseList(sizes)).forEach(sizeList::add);
+            } else {
+                sizeList.addAll(PerfConfig.DEFAULT_SIZES);
+            }
+            check(iters == null || iters > 0, "--iters must be positive");
+            check(Double.isFinite(timeoutSeconds), "--timeout must be a number of seconds");
+            final FaultPlan faults = new FaultPlan(loss, dup, reorder, corrupt, seed);
+            return new PerfConfig(role, nic, host, sidePort, kinds, sizeList, iters == null ? 0 : iters,
+                warmup == null ? -1 : warmup, burst == null ? PerfConfig.DEFAULT_BURST : burst, waitMode, verify,
+                faults, maxRd, !noBaselines, Math.round(timeoutSeconds * 1000), json, plot, quiet);
+        } catch (final IllegalArgumentException | DetException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage(), e);
+        }
+    }
+
+    private static void check(final boolean ok, final String message) {
+        if (!ok) {
+            throw new IllegalArgumentException(message);
+        }
+    }
+}

@@ -1,0 +1,183 @@
+package io.jdet.perf;
+
+import io.jdet.FaultPlan;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Everything one perf run needs, validated once when it is built and immutable afterwards.
+ *
+ * @param role          embedded (both ends in this JVM), server or client
+ * @param nic           the NIC name, or null for the role's default ({@link #nicName()}); a {@code loop} NIC only
+ *                      reaches NICs in the same JVM
+ * @param host          the server to connect to (client only), else null
+ * @param port          the TCP side channel's port (0: any, for the embedded run)
+ * @param tests         the jdet tests, in the order given, without repeats
+ * @param sizes         message sizes in bytes, in the order given
+ * @param iterations    round trips or messages per test and size; 0 picks them from the size ({@link #iterations})
+ * @param warmup        unmeasured iterations before each test; -1 picks them ({@link #warmup})
+ * @param burst         messages per burst in the bandwidth tests (det_perf's -B)
+ * @param waitMode      arm the completion queue and wait on the event queue, and block in the baselines
+ * @param verify        check every byte received
+ * @param faults        faults jdet's links inject
+ * @param maxRd         reads and atomics in flight per queue pair (max_or and max_ir)
+ * @param baselines     run the UDP and TCP baselines
+ * @param timeoutMs     the longest any single wait may last, and the longest one test may take
+ * @param json          where to write the JSON report, or null
+ * @param plot          where to draw the PNG plot, or null
+ * @param quiet         no progress lines on stderr
+ */
+public record PerfConfig(Role role, String nic, String host, int port, List<TestKind> tests, List<Integer> sizes,
+                         long iterations, long warmup, int burst, boolean waitMode, boolean verify, FaultPlan faults,
+                         int maxRd, boolean baselines, long timeoutMs, Path json, Path plot, boolean quiet) {
+    /** det_perf's TCP port, used for the side channel unless {@code --port} says otherwise. */
+    public static final int DEFAULT_PORT = 45248;
+    /** The default NIC of the embedded run: UDP on loopback (with a fallback to the in-process fabric). */
+    public static final String EMBEDDED_NIC = "udp:127.0.0.1";
+    /** Default sizes of a run. */
+    public static final List<Integer> DEFAULT_SIZES = List.of(8, 64, 4 << 10, 64 << 10, 1 << 20);
+    /** det_perf's default burst count. */
+    public static final int DEFAULT_BURST = 1000;
+    /** det_perf's MAX_RDMA_RD: reads in flight per queue pair. */
+    public static final int DEFAULT_MAX_RD = 4;
+    /** Default longest wait: 30 s. */
+    public static final long DEFAULT_TIMEOUT_MS = TimeUnit.SECONDS.toMillis(30);
+    /** The most messages a burst may hold: the send queue needs burst + 1 slots, at most 65536. */
+    public static final int MAX_BURST = 65_535;
+
+    private static final long LATENCY_BYTES = 64L << 20;
+    private static final long BANDWIDTH_BYTES = 256L << 20;
+
+    /** Who this process is in the run. */
+    public enum Role {
+        /** Server and client in one JVM, on two threads with two NICs: the default. */
+        EMBEDDED,
+        /** The passive end: waits for one client, serves its run, exits. */
+        SERVER,
+        /** The active end: connects to a server, runs the tests, reports. */
+        CLIENT
+    }
+
+    /**
+     * Validates the configuration.
+     *
+     * @throws IllegalArgumentException with a message for the user when a setting is out of range or two settings
+     *                                  contradict each other
+     */
+    public PerfConfig {
+        check(role != null, "no role");
+        tests = List.copyOf(tests);
+        sizes = List.copyOf(sizes);
+        check(!tests.isEmpty(), "--tests names no test");
+        for (final TestKind kind : tests) {
+            check(kind.jdet(), "--tests: " + kind.label() + " is a baseline, not a jdet test");
+        }
+        check(tests.stream().distinct().count() == tests.size(), "--tests names a test twice");
+        check(!sizes.isEmpty(), "no message size");
+        for (final int size : sizes) {
+            check(size >= 1 && size <= Sizes.MAX, "size " + size + " is outside [1, 64M]");
+        }
+        check(iterations >= 0, "--iters must be positive");
+        check(warmup >= -1, "--warmup must not be negative");
+        check(burst >= 1 && burst <= MAX_BURST, "--burst must be in [1, " + MAX_BURST + "]");
+        check(maxRd >= 1 && maxRd <= 1024, "--max-rd must be in [1, 1024]");
+        check(port >= 0 && port <= 65_535, "--port must be in [0, 65535]");
+        check(timeoutMs >= 100 && timeoutMs <= TimeUnit.HOURS.toMillis(1), "--timeout must be in [0.1, 3600] s");
+        check(faults != null, "no fault plan");
+        check(role == Role.CLIENT == (host != null),
+            role == Role.CLIENT ? "--client needs a host" : "a host is only for --client");
+        check(sizes.stream().distinct().count() == sizes.size(), "a size is given twice");
+        if (role == Role.SERVER) {
+            check(json == null && plot == null, "--json and --plot are written by the client: give them there");
+        }
+    }
+
+    private static void check(final boolean ok, final String message) {
+        if (!ok) {
+            throw new IllegalArgumentException(message);
+        }
+    }
+
+    /**
+     * The NIC to open: the one given, else {@code udp:127.0.0.1} for the embedded run, else null, meaning "UDP on
+     * the local address of the side channel" (what the peer reached, or what reaches the peer).
+     *
+     * @return the name, or null for the side channel's address
+     */
+    public String nicName() {
+        if (nic != null) {
+            return nic;
+        }
+        return role == Role.EMBEDDED ? EMBEDDED_NIC : null;
+    }
+
+    /**
+     * Whether the tool may fall back to the in-process fabric when the NIC does not exist: only for the embedded
+     * run with the default NIC, so that {@code ./jdet perf} works before the UDP link lands.
+     *
+     * @return true if a missing UDP NIC means "use loop"
+     */
+    public boolean loopFallback() {
+        return role == Role.EMBEDDED && nic == null;
+    }
+
+    /**
+     * Iterations of a test at a size: the {@code --iters} value, else round trips for 64 MiB of latency traffic
+     * (100 to 10000) or messages for 256 MiB of bandwidth traffic (256 to 20000), so every size takes a similar,
+     * short time.
+     *
+     * @param kind the test
+     * @param size the message size
+     * @return the measured iterations
+     */
+    public long iterations(final TestKind kind, final int size) {
+        if (iterations > 0) {
+            return iterations;
+        }
+        if (kind.latency()) {
+            return Math.clamp(LATENCY_BYTES / size, 100, 10_000);
+        }
+        return kind.fixedSize() ? 20_000 : Math.clamp(BANDWIDTH_BYTES / size, 256, 20_000);
+    }
+
+    /**
+     * Unmeasured iterations before a test: the {@code --warmup} value, else half the measured ones (10 to 5000),
+     * enough for the JIT to compile the test's path before the first, small size is measured.
+     *
+     * @param measured the measured iterations
+     * @return the warm-up iterations
+     */
+    public long warmup(final long measured) {
+        return warmup >= 0 ? warmup : Math.clamp(measured / 2, 10, 5000);
+    }
+
+    /**
+     * The burst used for a number of messages: {@code --burst}, but never more than the messages.
+     *
+     * @param messages the messages of the test
+     * @return the burst
+     */
+    public int burst(final long messages) {
+        return (int) Math.max(1, Math.min(burst, messages));
+    }
+
+    /**
+     * The longest wait, in nanoseconds.
+     *
+     * @return the timeout
+     */
+    public long timeoutNs() {
+        return TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+    }
+
+    /**
+     * The polling mode as printed and written to the JSON.
+     *
+     * @return {@code busy-poll} or {@code wait}
+     */
+    public String modeName() {
+        return waitMode ? "wait" : "busy-poll";
+    }
+}

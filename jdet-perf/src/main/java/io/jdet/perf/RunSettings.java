@@ -1,0 +1,71 @@
+package io.jdet.perf;
+
+import io.jdet.Configuration;
+import io.jdet.FaultPlan;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The settings both ends of a run share; the client sends them to the server in its HELLO.
+ *
+ * @param waitMode  wait on events and block (else busy-poll)
+ * @param verify    check every byte received
+ * @param maxRd     reads and atomics in flight
+ * @param timeoutMs the longest wait
+ * @param faults    faults jdet's links inject
+ */
+public record RunSettings(boolean waitMode, boolean verify, int maxRd, long timeoutMs, FaultPlan faults) {
+
+    /**
+     * The settings of a configuration.
+     *
+     * @param config the client's or embedded run's configuration
+     * @return its settings
+     */
+    public static RunSettings of(final PerfConfig config) {
+        return new RunSettings(config.waitMode(), config.verify(), config.maxRd(), config.timeoutMs(),
+            config.faults());
+    }
+
+    /**
+     * The HELLO message.
+     *
+     * @return the message
+     */
+    public Message toMessage() {
+        return Message.of("HELLO").with("wait", waitMode).with("verify", verify).with("maxrd", maxRd)
+            .with("timeout", timeoutMs).with("loss", faults.lossRate()).with("dup", faults.duplicateRate())
+            .with("reorder", faults.reorderRate()).with("corrupt", faults.corruptRate())
+            .with("seed", faults.seed()).build();
+    }
+
+    /**
+     * Reads the HELLO message.
+     *
+     * @param hello the client's HELLO
+     * @return its settings
+     */
+    public static RunSettings of(final Message hello) {
+        return new RunSettings(Boolean.parseBoolean(hello.text("wait")), Boolean.parseBoolean(hello.text("verify")),
+            (int) hello.number("maxrd"), hello.number("timeout"), new FaultPlan(hello.decimal("loss"),
+            hello.decimal("dup"), hello.decimal("reorder"), hello.decimal("corrupt"), hello.number("seed")));
+    }
+
+    /**
+     * The device configuration of a jdet end.
+     *
+     * @return a configuration with the faults
+     */
+    public Configuration deviceConfiguration() {
+        return new Configuration().faults(faults);
+    }
+
+    /**
+     * The longest wait in nanoseconds.
+     *
+     * @return the timeout
+     */
+    public long timeoutNs() {
+        return TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+    }
+}

@@ -1,0 +1,69 @@
+package io.jdet.perf;
+
+import io.jdet.perf.jdet.JdetPeer;
+import io.jdet.perf.rig.Abort;
+import io.jdet.perf.rig.Pattern;
+
+import java.io.PrintWriter;
+import java.lang.foreign.Arena;
+import java.util.Map;
+
+/**
+ * The passive end: takes the client's settings, opens its NIC, and answers every TEST and BASE until BYE, when it
+ * sends its NIC's counters back. A failure is reported to the client as an ERROR before it is rethrown.
+ */
+final class ServerDriver {
+    private ServerDriver() {
+    }
+
+    /**
+     * Serves one client's run.
+     *
+     * @param config  this end's configuration (NIC, loop fallback)
+     * @param side    the side channel, connected
+     * @param abort   the run's abort flag
+     * @param log     where to say what it does, or null to stay quiet
+     */
+    static void serve(final PerfConfig config, final SideChannel side, final Abort abort, final PrintWriter log) {
+        try (Arena arena = Arena.ofConfined()) {
+            final Message hello = side.expect("HELLO");
+            final RunSettings settings = RunSettings.of(hello);
+            final int maxSize = (int) hello.number("maxsize");
+            final String nicName = config.nicName() != null ? config.nicName()
+                : PerfRun.udpName(side.localAddress().getHostAddress());
+            try (JdetPeer peer = JdetPeer.open(nicName, settings.deviceConfiguration(), config.loopFallback())) {
+                side.send(Message.of("WELCOME").with("nic", peer.opened()).with("address", peer.nic().address())
+                    .build());
+                if (log != null) {
+                    log.printf("client %s connected; serving on NIC %s (%s), %s%n",
+                        side.peerAddress().getHostAddress(), peer.opened(), peer.nic().address(),
+                        settings.waitMode() ? "wait" : "busy-poll");
+                    log.flush();
+                }
+                final End end = new End(side, peer, settings, new Pattern(arena, maxSize), abort, "jdet");
+                int served = 0;
+                while (true) {
+                    final Message message = side.receive();
+                    switch (message.verb()) {
+                        case "TEST" -> JdetStep.passive(Step.of(message), end);
+                        case "BASE" -> BaselineStep.passive(message, end);
+                        case "BYE" -> {
+                            final Map<String, Long> counters = peer.nic().counters();
+                            side.send(Message.of("COUNTERS").with(counters).build());
+                            if (log != null) {
+                                log.printf("run complete: %d measurements served%n", served);
+                                log.flush();
+                            }
+                            return;
+                        }
+                        default -> throw new PerfException("side channel: unexpected " + message.verb());
+                    }
+                    served++;
+                }
+            }
+        } catch (final RuntimeException e) {
+            side.sendError(e.getMessage() == null ? e.toString() : e.getMessage());
+            throw e;
+        }
+    }
+}

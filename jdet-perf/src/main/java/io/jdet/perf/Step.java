@@ -1,0 +1,88 @@
+package io.jdet.perf;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One measurement of a run: a test at a size, with its iteration counts. The client sends it to the server, which
+ * takes the counts from it.
+ *
+ * @param kind       the test
+ * @param size       the message size (8 for the atomic)
+ * @param iterations measured round trips or messages
+ * @param warmup     unmeasured ones before them (a whole number of bursts for a stream)
+ * @param burst      messages per burst (1 for a ping-pong)
+ */
+public record Step(TestKind kind, int size, long iterations, long warmup, int burst) {
+
+    /**
+     * Warm-up plus measured iterations.
+     *
+     * @return the total
+     */
+    public long total() {
+        return warmup + iterations;
+    }
+
+    /**
+     * The step as side-channel fields.
+     *
+     * @param verb the message's verb
+     * @return the message
+     */
+    public Message toMessage(final String verb) {
+        return Message.of(verb).with("kind", kind.label()).with("size", size).with("iters", iterations)
+            .with("warmup", warmup).with("burst", burst).build();
+    }
+
+    /**
+     * Reads a step back.
+     *
+     * @param message what {@link #toMessage} wrote
+     * @return the step
+     */
+    public static Step of(final Message message) {
+        return new Step(TestKind.of(message.text("kind")), (int) message.number("size"), message.number("iters"),
+            message.number("warmup"), (int) message.number("burst"));
+    }
+
+    /**
+     * Every step of a run, size by size as det_perf prints them: the jdet tests in the order given (the atomic
+     * once, at 8 bytes, in the first size's block), then the baselines that match them.
+     *
+     * @param config the run's configuration
+     * @return the steps
+     */
+    public static List<Step> plan(final PerfConfig config) {
+        final boolean latency = config.tests().stream().anyMatch(TestKind::latency);
+        final boolean bandwidth = config.tests().stream().anyMatch(k -> !k.latency() && !k.fixedSize());
+        final List<Step> steps = new ArrayList<>();
+        for (int i = 0; i < config.sizes().size(); i++) {
+            final int size = config.sizes().get(i);
+            for (final TestKind kind : config.tests()) {
+                if (!kind.fixedSize() || i == 0) {
+                    steps.add(of(config, kind, kind.fixedSize() ? 8 : size));
+                }
+            }
+            if (config.baselines() && latency) {
+                steps.add(of(config, TestKind.UDP_PINGPONG, size));
+                steps.add(of(config, TestKind.TCP_PINGPONG, size));
+            }
+            if (config.baselines() && bandwidth) {
+                steps.add(of(config, TestKind.UDP_STREAM, size));
+                steps.add(of(config, TestKind.TCP_STREAM, size));
+            }
+        }
+        return steps;
+    }
+
+    private static Step of(final PerfConfig config, final TestKind kind, final int size) {
+        final long iterations = config.iterations(kind, size);
+        if (kind.latency()) {
+            return new Step(kind, size, iterations, config.warmup(iterations), 1);
+        }
+        final int burst = config.burst(iterations);
+        final long warmup = (config.warmup(iterations) + burst - 1) / burst * burst;
+        return new Step(kind, size, iterations, warmup, burst);
+    }
+}

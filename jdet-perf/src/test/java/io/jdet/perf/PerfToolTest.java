@@ -1,0 +1,149 @@
+package io.jdet.perf;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.HdrHistogram.Histogram;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import javax.imageio.ImageIO;
+import java.awt.image.BufferedImage;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Runs {@code jdet perf} in this JVM on tiny settings over the in-process fabric and checks what it writes: the
+ * JSON's shape and sanity (never its speed) and the PNG.
+ */
+class PerfToolTest {
+    private static final Duration DEADLINE = Duration.ofMinutes(2);
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void shouldWriteJsonWithEveryFigureAndItsConditionsWhenRunOnLoop() throws Exception {
+        final Path json = dir.resolve("perf.json");
+        final Path png = dir.resolve("perf.png");
+        final Run run = Run.of("perf", "--nic", "loop", "--sizes", "64,4K", "--iters", "200", "--burst", "50",
+            "--json", json.toString(), "--plot", png.toString());
+        assertEquals(0, run.status(), run::describe);
+        assertTrue(run.out().contains("DET Test Complete 200 iterations for buffer size 64"), run::describe);
+        assertTrue(run.out().contains("Summary: jdet (jdet/loop) / baseline"), run::describe);
+
+        final JsonNode root = new ObjectMapper().readTree(json.toFile());
+        assertEquals("jdet perf", root.path("tool").asText());
+        final JsonNode conditions = root.path("conditions");
+        assertEquals("loop", conditions.path("nicUsed").asText());
+        assertEquals("busy-poll", conditions.path("mode").asText());
+        assertEquals(2, conditions.path("sizes").size());
+        assertTrue(root.path("totalSeconds").asDouble() > 0);
+
+        final Set<String> latency = new HashSet<>();
+        for (final JsonNode figure : root.path("latency")) {
+            latency.add(figure.path("test").asText() + "@" + figure.path("size").asInt());
+            assertEquals(200, figure.path("iterations").asLong());
+            assertEquals("busy-poll", figure.path("mode").asText());
+            assertTrue(figure.has("faults") && figure.has("verify") && figure.has("transport"));
+            final JsonNode us = figure.path("oneWayUs");
+            assertTrue(us.path("min").asDouble() > 0, figure::toString);
+            assertTrue(us.path("min").asDouble() <= us.path("p50").asDouble(), figure::toString);
+            assertTrue(us.path("p50").asDouble() <= us.path("p99").asDouble(), figure::toString);
+            assertTrue(us.path("p99").asDouble() <= us.path("p99.9").asDouble(), figure::toString);
+            assertTrue(us.path("p99.9").asDouble() <= us.path("max").asDouble() * 1.001, figure::toString);
+            final byte[] raw = Base64.getDecoder().decode(figure.path("histogram").asText());
+            final Histogram histogram = Histogram.decodeFromCompressedByteBuffer(ByteBuffer.wrap(raw), 0);
+            assertEquals(200, histogram.getTotalCount());
+        }
+        assertEquals(Set.of("lat-send@64", "lat-write@64", "udp-pingpong@64", "tcp-pingpong@64", "lat-send@4096",
+            "lat-write@4096", "udp-pingpong@4096", "tcp-pingpong@4096"), latency);
+
+        final Set<String> bandwidth = new HashSet<>();
+        for (final JsonNode figure : root.path("bandwidth")) {
+            bandwidth.add(figure.path("test").asText() + "@" + figure.path("size").asInt());
+            assertEquals(200, figure.path("messages").asLong());
+            assertEquals(50, figure.path("burst").asInt());
+            assertTrue(figure.path("mbPerSec").asDouble() > 0, figure::toString);
+            assertTrue(figure.path("messagesPerSec").asDouble() > 0, figure::toString);
+            final double mb = figure.path("messagesPerSec").asDouble() * figure.path("size").asInt() / 1e6;
+            assertEquals(mb, figure.path("mbPerSec").asDouble(), mb * 1e-9);
+        }
+        assertEquals(Set.of("bw-send@64", "bw-write@64", "bw-read@64", "bw-atomic@8", "udp-stream@64",
+            "tcp-stream@64", "bw-send@4096", "bw-write@4096", "bw-read@4096", "udp-stream@4096", "tcp-stream@4096"),
+            bandwidth);
+
+        final List<String> ratios = new ArrayList<>();
+        root.path("ratios").forEach(r -> ratios.add(r.path("name").asText() + "@" + r.path("size").asInt()));
+        assertEquals(14, ratios.size(), ratios::toString);
+        root.path("ratios").forEach(r -> assertTrue(r.path("value").asDouble() > 0, r::toString));
+        assertEquals(3, root.path("targets").size());
+        assertEquals(15, root.path("setupCosts").size());
+        root.path("setupCosts").forEach(c -> assertTrue(c.path("usec").asDouble() >= 0, c::toString));
+        assertTrue(root.path("counters").path("client").path("frames.sent").asLong() > 0);
+        assertTrue(root.path("counters").path("server").path("frames.sent").asLong() > 0);
+
+        final BufferedImage image = ImageIO.read(png.toFile());
+        assertNotNull(image, "not a readable PNG");
+        assertTrue(image.getWidth() >= 800 && image.getWidth() <= 4000, "width " + image.getWidth());
+        assertTrue(image.getHeight() >= 400 && image.getHeight() <= 2000, "height " + image.getHeight());
+    }
+
+    @Test
+    void shouldCheckEveryByteWhenWaitingOnEventsWithMultiDatagramMessages() {
+        final Run run = Run.of("perf", "--nic", "loop", "--wait", "--verify", "--sizes", "1,70000", "--iters", "40",
+            "--burst", "8");
+        assertEquals(0, run.status(), run::describe);
+        assertTrue(run.out().contains(", wait, verifying every byte"), run::describe);
+        assertTrue(run.out().contains("TCP stream:"), run::describe);
+    }
+
+    @Test
+    void shouldDeliverEveryByteWhenTheLinkLosesDuplicatesReordersAndCorrupts() {
+        final Run run = Run.of("perf", "--nic", "loop", "--verify", "--no-baselines", "--sizes", "8,5000",
+            "--iters", "100", "--burst", "16", "--loss", "0.02", "--dup", "0.02", "--reorder", "0.02", "--corrupt",
+            "0.02", "--seed", "7");
+        assertEquals(0, run.status(), run::describe);
+        assertTrue(run.out().contains("faults injected"), run::describe);
+        assertTrue(!run.out().contains("UDP ping-pong"), run::describe);
+    }
+
+    @Test
+    void shouldPlotWithASingleSize() throws IOException {
+        final Path png = dir.resolve("one.png");
+        final Run run = Run.of("perf", "--nic", "loop", "--size", "64", "--iters", "50", "--burst", "10",
+            "--tests", "lat-send,bw-write", "--plot", png.toString());
+        assertEquals(0, run.status(), run::describe);
+        final BufferedImage image = ImageIO.read(png.toFile());
+        assertNotNull(image);
+        assertTrue(Files.size(png) > 1000);
+    }
+
+    /** A run of the tool in this JVM, with its output. */
+    record Run(int status, String out, String err) {
+        static Run of(final String... args) {
+            return assertTimeoutPreemptively(DEADLINE, () -> {
+                final java.io.StringWriter out = new java.io.StringWriter();
+                final java.io.StringWriter err = new java.io.StringWriter();
+                final int status = Main.run(args, new java.io.PrintWriter(out), new java.io.PrintWriter(err));
+                return new Run(status, out.toString(), err.toString());
+            });
+        }
+
+        String describe() {
+            return "exit " + status + "\n--- stdout\n" + out + "\n--- stderr\n" + err;
+        }
+    }
+}
