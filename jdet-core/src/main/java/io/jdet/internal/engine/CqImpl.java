@@ -152,7 +152,7 @@ public final class CqImpl implements CompletionQueue {
     @Override
     public int poll(final WorkCompletion[] completions, final int max) {
         final int limit = Math.min(max, completions.length);
-        nic.lock.lock();
+        nic.lockDataPath();
         try {
             if (closed) {
                 throw new IllegalStateException("completion queue destroyed");

@@ -230,6 +230,24 @@ public final class NicImpl implements Nic, FrameHandler {
         }
     }
 
+    /**
+     * Takes the engine lock on the data path (posts and polls) without ever queueing on it: a queued
+     * {@code lock()} allocates a node, and the holder (another poller, or the progress thread) keeps it only for a
+     * few microseconds. Spins briefly, then yields between attempts so a descheduled holder gets the CPU.
+     */
+    void lockDataPath() {
+        if (lock.tryLock()) {
+            return;
+        }
+        for (int attempt = 0; !lock.tryLock(); attempt++) {
+            if (attempt < 64) {
+                Thread.onSpinWait();
+            } else {
+                Thread.yield();
+            }
+        }
+    }
+
     void checkOpen() {
         if (closed) {
             throw new IllegalStateException("NIC closed");

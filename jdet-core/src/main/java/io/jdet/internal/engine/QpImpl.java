@@ -143,7 +143,7 @@ public final class QpImpl implements QueuePair {
     @Override
     public void send(final long id, final DataSegment[] segments, final int count, final int flags,
                      final int immediate) {
-        nic.lock.lock();
+        nic.lockDataPath();
         try {
             final SendWr w = begin(id, SendWr.KIND_SEND, WcType.SEND, flags);
             w.segments.load(nic, pd, segments, count, Access.LOCAL_READ);
@@ -157,7 +157,7 @@ public final class QpImpl implements QueuePair {
     @Override
     public void sendInvalidate(final long id, final DataSegment[] segments, final int count, final int flags,
                                final int rKey) {
-        nic.lock.lock();
+        nic.lockDataPath();
         try {
             if ((flags & WrFlags.IMMEDIATE) != 0) {
                 throw new DetException(Errno.EINVAL, "a send with invalidate carries no immediate value");
@@ -174,7 +174,7 @@ public final class QpImpl implements QueuePair {
 
     @Override
     public void recv(final long id, final DataSegment[] segments, final int count) {
-        nic.lock.lock();
+        nic.lockDataPath();
         try {
             checkOpen();
             if (state != QpState.IDLE && state != QpState.CONNECTED) {
@@ -195,7 +195,7 @@ public final class QpImpl implements QueuePair {
     @Override
     public void read(final long id, final DataSegment[] segments, final int count, final long remoteAddress,
                      final int rKey, final int flags) {
-        nic.lock.lock();
+        nic.lockDataPath();
         try {
             if (count == 0) {
                 throw new DetException(Errno.EINVAL, "a read needs at least one segment");
@@ -216,7 +216,7 @@ public final class QpImpl implements QueuePair {
     @Override
     public void write(final long id, final DataSegment[] segments, final int count, final long remoteAddress,
                       final int rKey, final int flags, final int immediate) {
-        nic.lock.lock();
+        nic.lockDataPath();
         try {
             final SendWr w = begin(id, SendWr.KIND_WRITE, WcType.RDMA_WRITE, flags);
             w.segments.load(nic, pd, segments, count, Access.LOCAL_READ);
@@ -246,7 +246,7 @@ public final class QpImpl implements QueuePair {
 
     private void atomic(final long id, final int kind, final WcType type, final long op1, final long op2,
                         final DataSegment local, final long remoteAddress, final int rKey, final int flags) {
-        nic.lock.lock();
+        nic.lockDataPath();
         try {
             if (local == null) {
                 throw new DetException(Errno.EINVAL, "no local segment for the original value");
@@ -280,7 +280,7 @@ public final class QpImpl implements QueuePair {
     public int bind(final long id, final MemoryWindow window, final MemoryRegion region, final long address,
                     final long length, final int access, final int flags) {
         final MwImpl mw = Checks.mw(window);
-        nic.lock.lock();
+        nic.lockDataPath();
         try {
             final SendWr w = begin(id, SendWr.KIND_BIND, WcType.BIND, flags);
             checkWindow(mw, 1);
@@ -311,7 +311,7 @@ public final class QpImpl implements QueuePair {
                           final long address, final long length, final int access, final int flags) {
         final MwImpl mw = Checks.mw(window);
         final MrImpl mr = Checks.mr(region);
-        nic.lock.lock();
+        nic.lockDataPath();
         try {
             final SendWr w = begin(id, SendWr.KIND_BIND_TYPE2, WcType.BIND, flags);
             checkWindow(mw, 2);
@@ -333,7 +333,7 @@ public final class QpImpl implements QueuePair {
 
     @Override
     public void localInvalidate(final long id, final int rKey, final int flags) {
-        nic.lock.lock();
+        nic.lockDataPath();
         try {
             final SendWr w = begin(id, SendWr.KIND_LOCAL_INVALIDATE, WcType.LOCAL_INVALIDATE, flags);
             w.rKey = rKey;
