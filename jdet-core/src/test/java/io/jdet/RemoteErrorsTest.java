@@ -218,6 +218,24 @@ class RemoteErrorsTest {
     }
 
     @Test
+    void shouldDeliverLongMessageWhenReceiveIsPostedDuringRnrRetries() {
+        final Configuration patient = new Configuration().rnrRetryCount(100_000).rnrDelayUs(500);
+        try (Loopback pair = Loopback.open(new Loopback.Options().configuration(patient).bufferBytes(1 << 20))) {
+            final int length = 300_000; // several frames, the later ones sent before the first is refused
+            Tests.fill(pair.bufA.asSlice(0, length), 6);
+            pair.qpA.send(1, sge(pair.mrA, 0, length), 1, 0, 0);
+            Tests.await("the receiver said it was not ready",
+                () -> pair.nicB.counters().get("rnr.naks.sent") > 0);
+            pair.qpB.recv(2, sge(pair.mrB, 0, length), 1);
+            final WorkCompletion atB = Tests.pollOne(pair.cqB);
+            assertEquals(WcStatus.SUCCESS, atB.status());
+            assertEquals(length, atB.length());
+            Tests.assertSameBytes(pair.bufA.asSlice(0, length), pair.bufB.asSlice(0, length));
+            assertEquals(WcStatus.SUCCESS, Tests.pollOne(pair.cqA).status());
+        }
+    }
+
+    @Test
     void shouldCompleteWithRetryExceededWhenEveryFrameIsLost() {
         final Configuration lossy = new Configuration().faults(new FaultPlan(1.0, 0, 0, 0, 1)).ackTimeoutMs(50)
             .minRtoUs(500);
