@@ -255,6 +255,31 @@ class DataVerbsTest {
     }
 
     @Test
+    void shouldCarryEveryVerbWhenFramesAreSmall() {
+        try (Loopback small = Loopback.open(new Loopback.Options().configuration(new Configuration().loopMtu(576))
+            .bufferBytes(2L * MB))) {
+            assertEquals(576, small.qpA.query().mtu());
+            final int length = 300_001; // hundreds of frames: many windows' worth
+            fill(small.bufA.asSlice(0, length), 21);
+            fill(small.bufB.asSlice(MB, length), 22);
+            small.qpB.recv(1, new DataSegment[] {new DataSegment().set(small.mrB, 0, 1000),
+                new DataSegment().set(small.mrB, 5000, length)}, 2);
+            small.qpA.send(2, sge(small.mrA, 0, length), 1, 0, 0);
+            small.qpA.write(3, sge(small.mrA, 0, length), 1, small.mrB.address() + 400_000, small.mrB.rKey(), 0, 0);
+            small.qpA.read(4, sge(small.mrA, MB, length), 1, small.mrB.address() + MB, small.mrB.rKey(), 0);
+            small.qpA.fetchAdd(5, 3, new DataSegment().set(small.mrA, 1_500_000, 8), small.mrB.address() + 1_600_000,
+                small.mrB.rKey(), 0);
+            Tests.expectSuccess(small.cqA, 4);
+            assertEquals(length, Tests.expectSuccess(small.cqB, 1).get(0).length());
+            assertSameBytes(small.bufA.asSlice(0, 1000), small.bufB.asSlice(0, 1000));
+            assertSameBytes(small.bufA.asSlice(1000, length - 1000), small.bufB.asSlice(5000, length - 1000));
+            assertSameBytes(small.bufA.asSlice(0, length), small.bufB.asSlice(400_000, length));
+            assertSameBytes(small.bufB.asSlice(MB, length), small.bufA.asSlice(MB, length));
+            assertEquals(3, small.bufB.get(LE_LONG, 1_600_000));
+        }
+    }
+
+    @Test
     void shouldCompleteInPostOrderWithDetLengthsWhenVerbsAreMixed() {
         final MemoryWindow mw = pair.pdA.createMw(1);
         pair.qpB.recv(50, sge(pair.mrB, 0, 64), 1);
