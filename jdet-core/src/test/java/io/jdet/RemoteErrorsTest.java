@@ -405,6 +405,25 @@ class RemoteErrorsTest {
         }
     }
 
+    @Test
+    void shouldCompleteWithBindErrWhenRegionWasDeregisteredBeforeTheBindRan() {
+        try (Loopback pair = Loopback.open(new Loopback.Options().connect(false))) {
+            Loopback.connect(pair.qpA, pair.nicB, pair.qpB); // B is IDLE: the read stays outstanding
+            final MemoryRegion region = pair.pdA.regMr(pair.arena.allocate(64), Loopback.ALL_RIGHTS);
+            final MemoryWindow mw = pair.pdA.createMw(1);
+            pair.qpA.read(1, sge(pair.mrA, 0, 8), 1, pair.mrB.address(), pair.mrB.rKey(), 0);
+            pair.qpA.bind(2, mw, region, region.address(), 64, Access.REMOTE_READ, WrFlags.FENCED);
+            region.close(); // allowed: the fenced bind has not run yet
+            Loopback.connect(pair.qpB, pair.nicA, pair.qpA);
+            final List<WorkCompletion> wcs = pair.pollA(2);
+            assertEquals(WcStatus.SUCCESS, wcs.get(0).status());
+            assertEquals(WcStatus.BIND_ERR, wcs.get(1).status());
+            assertEquals(WcType.BIND, wcs.get(1).type());
+            assertEquals(0, mw.query().length(), "nothing was bound");
+            pair.awaitBothInError();
+        }
+    }
+
     /** The detecting side (B) raises the event locally; A gets it with the remote bit; both are in ERROR. */
     private static void assertEvents(final Loopback pair, final EventCode code) {
         pair.awaitBothInError();
