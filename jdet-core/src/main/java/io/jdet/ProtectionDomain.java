@@ -21,9 +21,10 @@ public interface ProtectionDomain extends AutoCloseable {
      *                automatic or global arena's), since the NIC's progress thread reads and writes it
      * @param access  {@link Access} rights
      * @return the region
-     * @throws DetException EFAULT if the segment is not native, or is confined to one thread; EINVAL for length 0, unknown access bits, or
-     *                      REMOTE_READ without LOCAL_READ, or REMOTE_WRITE/REMOTE_ATOMIC without LOCAL_WRITE;
-     *                      ERANGE if address plus length wraps; E2BIG if longer than the NIC's maximum region;
+     * @throws DetException EFAULT if the segment is not native, or is confined to one thread; EINVAL for length 0,
+     *                      unknown access bits, or REMOTE_READ without LOCAL_READ, or REMOTE_WRITE/REMOTE_ATOMIC
+     *                      without LOCAL_WRITE; ERANGE if address plus length wraps; E2BIG if longer than the NIC's
+     *                      maximum region;
      *                      EDQUOT if the registration quota would be exceeded; EAGAIN if the NIC has its maximum
      *                      number of regions; ENOMEM if no key can be allocated
      */

@@ -27,7 +27,8 @@ import static org.junit.jupiter.api.Assertions.fail;
 /** Several threads posting and polling on several queue pairs of the same two NICs; every byte and count checked. */
 @Timeout(120)
 class ConcurrencyTest {
-    private static final ValueLayout.OfLong LE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong LE_LONG =
+        ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     /** Receiver-not-ready is plain flow control here: the sender retries until the receiver catches up. */
     private static final Configuration PATIENT = new Configuration().rnrRetryCount(10_000_000).rnrDelayUs(100);
 

@@ -22,7 +22,8 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 @Timeout(60)
 class DataVerbsTest {
     private static final int MB = 1 << 20;
-    private static final ValueLayout.OfLong LE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong LE_LONG =
+        ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     @AutoClose
     private Loopback pair;
