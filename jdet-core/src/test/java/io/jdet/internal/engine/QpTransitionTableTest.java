@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * verb returns), so no test through the API can observe a queue pair in it; the other rows are also exercised
  * through {@code QueuePair.modify} in {@code io.jdet.QueuePairStateTest}.
  */
+@org.junit.jupiter.api.Timeout(10)
 class QpTransitionTableTest {
 
     @ParameterizedTest(name = "{0} -> {1}: {2}")
