@@ -254,6 +254,20 @@ class RemoteErrorsTest {
     }
 
     @Test
+    void shouldKeepRetryingWhenRequestHasNoTimeout() {
+        final Configuration lossy = new Configuration().faults(new FaultPlan(1.0, 0, 0, 0, 1)).ackTimeoutMs(20)
+            .minRtoUs(500).maxRtoUs(2000);
+        try (Loopback pair = Loopback.open(new Loopback.Options().configuration(lossy))) {
+            pair.qpA.write(1, sge(pair.mrA, 0, 8), 1, pair.mrB.address(), pair.mrB.rKey(), WrFlags.NO_TIMEOUT, 0);
+            Tests.assertNoCompletion(pair.cqA, 150); // several give-up times pass
+            assertEquals(QpState.CONNECTED, pair.qpA.query().state());
+            assertTrue(pair.nicA.counters().get("frames.retransmitted") > 0);
+            pair.qpA.modify(new QpModify().state(QpState.ERROR));
+            assertEquals(WcStatus.FLUSHED, Tests.pollOne(pair.cqA).status());
+        }
+    }
+
+    @Test
     void shouldCompleteWithRetryExceededWhenPeerNicIsClosed() {
         final String fabric = Tests.uniqueFabric("gone");
         try (Det detA = Det.open(new Configuration().ackTimeoutMs(50).minRtoUs(500));
