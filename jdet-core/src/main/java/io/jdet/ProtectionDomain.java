@@ -21,11 +21,11 @@ public interface ProtectionDomain extends AutoCloseable {
      *                {@code Arena.ofAuto()} or {@code Arena.global()}); it must stay alive while registered
      * @param access  {@link Access} rights
      * @return the region
-     * @throws DetException EFAULT if the segment is not native, or confined to one thread; EINVAL for length 0, unknown access bits, or
-     *                      REMOTE_READ without LOCAL_READ, or REMOTE_WRITE/REMOTE_ATOMIC without LOCAL_WRITE;
-     *                      ERANGE if address plus length wraps; E2BIG if longer than the NIC's maximum region;
-     *                      EDQUOT if the registration quota would be exceeded; EAGAIN if the NIC has its maximum
-     *                      number of regions; ENOMEM if no key can be allocated
+     * @throws DetException EFAULT if the segment is not native, or is confined to one thread; EINVAL for length 0,
+     *                      unknown access bits, or REMOTE_READ without LOCAL_READ, or REMOTE_WRITE/REMOTE_ATOMIC
+     *                      without LOCAL_WRITE; ERANGE if address plus length wraps; E2BIG if longer than the NIC's
+     *                      maximum region; EDQUOT if the registration quota would be exceeded; EAGAIN if the NIC has
+     *                      its maximum number of regions; ENOMEM if no key can be allocated
      */
     MemoryRegion regMr(MemorySegment segment, int access);
 

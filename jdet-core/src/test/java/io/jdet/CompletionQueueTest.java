@@ -59,7 +59,7 @@ class CompletionQueueTest {
             assertEquals(102, pair.cqA.query().size());
             pair.cqA.resize(500);
             assertEquals(510, pair.cqA.query().size());
-            final List<WorkCompletion> wcs = pair.pollA(3);
+            final List<WorkCompletion> wcs = Tests.expectSuccess(pair.cqA, 3);
             for (int i = 0; i < 3; i++) {
                 assertEquals(i, wcs.get(i).id(), "resizing keeps the completions in order");
             }
@@ -124,12 +124,12 @@ class CompletionQueueTest {
             pair.qpB.recv(1, sge(pair.mrB, 0, 64), 1);
             pair.qpB.recv(2, sge(pair.mrB, 64, 64), 1);
             pair.qpA.send(10, sge(pair.mrA, 0, 8), 1, 0, 0);
-            pair.pollA(1);
+            Tests.expectSuccess(pair.cqA, 1);
             Tests.await("unsolicited receive queued", () -> pair.cqB.query().depth() == 1);
             assertEquals(0, pair.eventsB.pending(), "an unsolicited receive does not fire NEXT_SOLICITED");
             pair.qpA.send(11, sge(pair.mrA, 0, 8), 1, WrFlags.SOLICITED, 0);
             Tests.awaitEvent(pair.eventsB, r -> r.code() == EventCode.CQ_COMPLETION);
-            final List<WorkCompletion> wcs = pair.pollB(2);
+            final List<WorkCompletion> wcs = Tests.expectSuccess(pair.cqB, 2);
             assertEquals(0, wcs.get(0).flags() & WcFlags.SOLICITED);
             assertEquals(WcFlags.SOLICITED, wcs.get(1).flags() & WcFlags.SOLICITED);
         }
@@ -254,11 +254,11 @@ class CompletionQueueTest {
     void shouldKeepOrderWhenResizedAfterTheRingWrapped() {
         try (Loopback pair = Loopback.open(new Loopback.Options().cqSize(102).depth(128, 4))) {
             writes(pair, 80, 0);
-            pair.pollA(80);
+            Tests.expectSuccess(pair.cqA, 80);
             writes(pair, 50, 100); // entries 80..101, then 0..27 of the ring
             Tests.await("fifty completions queued", () -> pair.cqA.query().depth() == 50);
             pair.cqA.resize(300);
-            final List<WorkCompletion> wcs = pair.pollA(50);
+            final List<WorkCompletion> wcs = Tests.expectSuccess(pair.cqA, 50);
             for (int i = 0; i < 50; i++) {
                 assertEquals(100 + i, wcs.get(i).id());
             }

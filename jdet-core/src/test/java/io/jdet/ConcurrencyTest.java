@@ -27,7 +27,8 @@ import static org.junit.jupiter.api.Assertions.fail;
 /** Several threads posting and polling on several queue pairs of the same two NICs; every byte and count checked. */
 @Timeout(120)
 class ConcurrencyTest {
-    private static final ValueLayout.OfLong LE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong LE_LONG =
+        ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     /** Receiver-not-ready is plain flow control here: the sender retries until the receiver catches up. */
     private static final Configuration PATIENT = new Configuration().rnrRetryCount(10_000_000).rnrDelayUs(100);
 
@@ -226,6 +227,71 @@ class ConcurrencyTest {
             assertEquals(connections * addsEach, sum, "every fetch-and-add saw its own original value");
             assertEquals(connections * addsEach, all.cardinality());
             assertEquals(connections * addsEach, all.nextClearBit(0), "the originals are 0 .. n-1");
+        }
+    }
+
+    @Test
+    void shouldDeliverWhenReceiverBlocksOnEventsInsteadOfPolling() throws Exception {
+        final int messages = 400;
+        final int depth = 8;
+        try (Loopback pair = Loopback.open(new Loopback.Options().configuration(PATIENT))) {
+            for (int i = 0; i < depth; i++) {
+                pair.qpB.recv(i, sge(pair.mrB, 1024L * i, 1024), 1);
+            }
+            final Callable<Void> receiver = () -> {
+                final WorkCompletion[] wc = completions(4);
+                final EventRecord record = new EventRecord();
+                int received = 0;
+                int waits = 0;
+                while (received < messages) {
+                    pair.cqB.arm(CqArm.NEXT_SIGNALED, 0); // arm, poll, then wait: no completion is missed
+                    final int n = pair.cqB.poll(wc);
+                    for (int k = 0; k < n; k++) {
+                        assertEquals(WcStatus.SUCCESS, wc[k].status(), wc[k].toString());
+                        assertEquals(received, wc[k].id());
+                        assertEquals(received, wc[k].immediate());
+                        final long at = 1024L * (received % depth);
+                        assertEquals(received, pair.bufB.get(ValueLayout.JAVA_INT, at));
+                        if (received + depth < messages) {
+                            pair.qpB.recv(received + depth, sge(pair.mrB, at, 1024), 1);
+                        }
+                        received++;
+                    }
+                    if (n == 0) {
+                        // blocked here, B's frames are served by its NIC's progress thread
+                        pair.eventsB.waitOn(TimeUnit.SECONDS.toMicros(10), record);
+                        assertEquals(EventCode.CQ_COMPLETION, record.code(), record.toString());
+                        waits++;
+                    }
+                }
+                assertTrue(waits > 0, "the receiver never blocked");
+                return null;
+            };
+            final Callable<Void> sender = () -> {
+                final WorkCompletion[] wc = completions(4);
+                final long deadline = deadline();
+                int completed = 0;
+                for (int i = 0; i < messages || completed < messages; ) {
+                    if (i < messages && i - completed < depth) {
+                        final long at = 64L * (i % depth);
+                        pair.bufA.set(ValueLayout.JAVA_INT, at, i);
+                        pair.qpA.send(i, sge(pair.mrA, at, 4), 1, WrFlags.IMMEDIATE, i);
+                        i++;
+                        continue;
+                    }
+                    final int n = pair.cqA.poll(wc);
+                    for (int k = 0; k < n; k++) {
+                        assertEquals(WcStatus.SUCCESS, wc[k].status(), wc[k].toString());
+                        completed++;
+                    }
+                    checkDeadline(deadline, "sender at " + completed);
+                    if (n == 0) {
+                        Thread.yield();
+                    }
+                }
+                return null;
+            };
+            runAll(List.of(receiver, sender));
         }
     }
 

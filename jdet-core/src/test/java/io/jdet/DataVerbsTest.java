@@ -22,7 +22,8 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 @Timeout(60)
 class DataVerbsTest {
     private static final int MB = 1 << 20;
-    private static final ValueLayout.OfLong LE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong LE_LONG =
+        ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     @AutoClose
     private Loopback pair;
@@ -58,7 +59,7 @@ class DataVerbsTest {
         pair.qpB.recv(2, sge(pair.mrB, 100, 100), 1);
         pair.qpA.send(3, sge(pair.mrA, 0, 100), 1, WrFlags.IMMEDIATE | WrFlags.SOLICITED, 0xCAFEBABE);
         pair.qpA.send(4, new DataSegment[0], 0, WrFlags.IMMEDIATE, -7);
-        final List<WorkCompletion> atB = pair.pollB(2);
+        final List<WorkCompletion> atB = Tests.expectSuccess(pair.cqB, 2);
         assertEquals(1, atB.get(0).id());
         assertEquals(100, atB.get(0).length());
         assertEquals(WcFlags.IMMEDIATE | WcFlags.SOLICITED, atB.get(0).flags());
@@ -68,7 +69,7 @@ class DataVerbsTest {
         assertEquals(WcFlags.IMMEDIATE, atB.get(1).flags());
         assertEquals(-7, atB.get(1).immediate());
         assertSameBytes(pair.bufA.asSlice(0, 100), pair.bufB.asSlice(0, 100));
-        final List<WorkCompletion> atA = pair.pollA(2);
+        final List<WorkCompletion> atA = Tests.expectSuccess(pair.cqA, 2);
         assertEquals(3, atA.get(0).id());
         assertEquals(0, atA.get(0).length());
     }
@@ -128,13 +129,13 @@ class DataVerbsTest {
             pair.bufA.set(ValueLayout.JAVA_INT, 4L * i, i * 7);
             pair.qpA.send(i, sge(pair.mrA, 4L * i, 4), 1, i % 2 == 0 ? WrFlags.SUPPRESSED : 0, 0);
         }
-        final List<WorkCompletion> atB = pair.pollB(20);
+        final List<WorkCompletion> atB = Tests.expectSuccess(pair.cqB, 20);
         for (int i = 0; i < 20; i++) {
             assertEquals(100 + i, atB.get(i).id());
             assertEquals(4, atB.get(i).length());
             assertEquals(i * 7, pair.bufB.get(ValueLayout.JAVA_INT, 64L * i));
         }
-        final List<WorkCompletion> atA = pair.pollA(10);
+        final List<WorkCompletion> atA = Tests.expectSuccess(pair.cqA, 10);
         for (int i = 0; i < 10; i++) {
             assertEquals(2L * i + 1, atA.get(i).id(), "only the signaled sends complete");
             assertEquals(2, atA.get(i).reapCount(), "each frees the suppressed send before it");
@@ -167,7 +168,7 @@ class DataVerbsTest {
         pair.qpA.write(3, sge(pair.mrA, 0, length), 1, pair.mrB.address() + 4096, pair.mrB.rKey(),
             WrFlags.IMMEDIATE | WrFlags.SOLICITED, 99);
         pair.qpA.write(4, new DataSegment[0], 0, pair.mrB.address(), pair.mrB.rKey(), WrFlags.IMMEDIATE, 100);
-        final List<WorkCompletion> atB = pair.pollB(2);
+        final List<WorkCompletion> atB = Tests.expectSuccess(pair.cqB, 2);
         assertEquals(1, atB.get(0).id());
         assertEquals(WcType.RECV, atB.get(0).type());
         assertEquals(length, atB.get(0).length(), "the byte count written");
@@ -178,7 +179,7 @@ class DataVerbsTest {
         assertEquals(100, atB.get(1).immediate());
         assertEquals(1234, pair.bufB.get(ValueLayout.JAVA_LONG, 0), "the receive buffer is not written");
         assertSameBytes(pair.bufA.asSlice(0, length), pair.bufB.asSlice(4096, length));
-        final List<WorkCompletion> atA = pair.pollA(2);
+        final List<WorkCompletion> atA = Tests.expectSuccess(pair.cqA, 2);
         assertEquals(WcType.RDMA_WRITE, atA.get(0).type());
         assertEquals(0, atA.get(0).length());
     }
@@ -231,7 +232,7 @@ class DataVerbsTest {
         assertEquals(Long.MAX_VALUE, pair.bufA.get(LE_LONG, 16));
         assertEquals(Long.MIN_VALUE, pair.bufB.get(LE_LONG, 128), "wraps like a 64-bit add");
         pair.qpA.fetchAdd(2, -5, result, remote, pair.mrB.rKey(), 0);
-        Tests.pollOne(pair.cqA);
+        Tests.expectSuccess(pair.cqA, 1);
         assertEquals(Long.MIN_VALUE, pair.bufA.get(LE_LONG, 16));
         assertEquals(Long.MIN_VALUE - 5, pair.bufB.get(LE_LONG, 128));
     }
@@ -251,6 +252,31 @@ class DataVerbsTest {
             assertEquals(WcStatus.SUCCESS, wc.status());
             assertEquals(2, wc.reapCount());
             assertSameBytes(pair.bufB.asSlice(0, length), pair.bufB.asSlice(4 * MB, length));
+        }
+    }
+
+    @Test
+    void shouldCarryEveryVerbWhenFramesAreSmall() {
+        try (Loopback small = Loopback.open(new Loopback.Options().configuration(new Configuration().loopMtu(576))
+            .bufferBytes(2L * MB))) {
+            assertEquals(576, small.qpA.query().mtu());
+            final int length = 300_001; // hundreds of frames: many windows' worth
+            fill(small.bufA.asSlice(0, length), 21);
+            fill(small.bufB.asSlice(MB, length), 22);
+            small.qpB.recv(1, new DataSegment[] {new DataSegment().set(small.mrB, 0, 1000),
+                new DataSegment().set(small.mrB, 5000, length)}, 2);
+            small.qpA.send(2, sge(small.mrA, 0, length), 1, 0, 0);
+            small.qpA.write(3, sge(small.mrA, 0, length), 1, small.mrB.address() + 400_000, small.mrB.rKey(), 0, 0);
+            small.qpA.read(4, sge(small.mrA, MB, length), 1, small.mrB.address() + MB, small.mrB.rKey(), 0);
+            small.qpA.fetchAdd(5, 3, new DataSegment().set(small.mrA, 1_500_000, 8), small.mrB.address() + 1_600_000,
+                small.mrB.rKey(), 0);
+            Tests.expectSuccess(small.cqA, 4);
+            assertEquals(length, Tests.expectSuccess(small.cqB, 1).get(0).length());
+            assertSameBytes(small.bufA.asSlice(0, 1000), small.bufB.asSlice(0, 1000));
+            assertSameBytes(small.bufA.asSlice(1000, length - 1000), small.bufB.asSlice(5000, length - 1000));
+            assertSameBytes(small.bufA.asSlice(0, length), small.bufB.asSlice(400_000, length));
+            assertSameBytes(small.bufB.asSlice(MB, length), small.bufA.asSlice(MB, length));
+            assertEquals(3, small.bufB.get(LE_LONG, 1_600_000));
         }
     }
 
@@ -284,7 +310,7 @@ class DataVerbsTest {
             assertEquals(lengths[i], wc.length(), wc.toString());
             assertEquals(reaps[i], wc.reapCount(), wc.toString());
         }
-        assertEquals(2, pair.pollB(2).size());
+        Tests.expectSuccess(pair.cqB, 2);
         Tests.assertNoCompletion(pair.cqA, 5);
     }
 }

@@ -23,7 +23,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @Timeout(120)
 class FaultInjectionTest {
-    private static final ValueLayout.OfLong LE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong LE_LONG =
+        ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final int MB = 1 << 20;
 
     private static Loopback lossy(final long seed) {
@@ -166,6 +167,30 @@ class FaultInjectionTest {
             }
             assertEquals(100, pair.bufB.get(LE_LONG, 8));
             assertFaultsInjected(pair);
+        }
+    }
+
+    @org.junit.jupiter.api.Test
+    void shouldDeliverEverythingWhenTheReceiveRingIsTiny() {
+        // eight frames of ring: the link refuses frames and the senders must wait for room, in both directions
+        final Configuration tiny = new Configuration().loopRingFrames(8).rnrRetryCount(1_000_000).rnrDelayUs(100);
+        try (Loopback pair = Loopback.open(new Loopback.Options().configuration(tiny).bufferBytes(8L * MB))) {
+            Tests.fill(pair.bufA.asSlice(0, 3L * MB), 11);
+            Tests.fill(pair.bufB.asSlice(0, MB), 12);
+            // A writes A[0, 3 MB) to B[1 MB, 4 MB) and reads B[0, 1 MB) into A[3 MB, 4 MB), while B writes
+            // B[0, 1 MB) to A[4 MB, 5 MB)
+            pair.qpA.write(2, sge(pair.mrA, 0, 3 * MB), 1, pair.mrB.address() + MB, pair.mrB.rKey(), 0, 0);
+            pair.qpA.read(3, sge(pair.mrA, 3L * MB, MB), 1, pair.mrB.address(), pair.mrB.rKey(), 0);
+            pair.qpB.write(4, sge(pair.mrB, 0, MB), 1, pair.mrA.address() + 4L * MB, pair.mrA.rKey(), 0, 0);
+            final List<WorkCompletion> atA = Tests.expectSuccess(pair.cqA, 2);
+            assertEquals(2, atA.get(0).id());
+            assertEquals(3, atA.get(1).id());
+            assertEquals(4, Tests.expectSuccess(pair.cqB, 1).get(0).id());
+            assertSameBytes(pair.bufA.asSlice(0, 3L * MB), pair.bufB.asSlice(MB, 3L * MB));
+            assertSameBytes(pair.bufB.asSlice(0, MB), pair.bufA.asSlice(3L * MB, MB));
+            assertSameBytes(pair.bufB.asSlice(0, MB), pair.bufA.asSlice(4L * MB, MB));
+            assertTrue(pair.nicA.counters().get("link.busy") + pair.nicB.counters().get("link.busy") > 0,
+                "the ring pushed back");
         }
     }
 

@@ -64,7 +64,7 @@ class MemoryWindowTest {
             final int first = pair.qpB.bind(1, mw, pair.mrB, start, 256, RW, 0);
             final int second = pair.qpB.bind(2, mw, pair.mrB, start, 256, RW, 0);
             assertNotEquals(first, second, "every bind gives a fresh key");
-            pair.pollB(2);
+            Tests.expectSuccess(pair.cqB, 2);
             assertEquals(WcStatus.SUCCESS, pair.writeAtoB(start, second, 8).status());
             final WorkCompletion stale = pair.writeAtoB(start, first, 8);
             assertEquals(WcStatus.PROTECTION_ERR, stale.status());
@@ -79,7 +79,7 @@ class MemoryWindowTest {
             final int key = pair.qpB.bind(1, mw, pair.mrB, pair.mrB.address(), 64, RW, 0);
             final int unboundKey = pair.qpB.bind(2, mw, null, 0, 0, 0, 0);
             assertNotEquals(key, unboundKey);
-            pair.pollB(2);
+            Tests.expectSuccess(pair.cqB, 2);
             assertEquals(0, mw.query().length());
             pair.mrB.close(); // no window is bound to it any more
             assertEquals(WcStatus.PROTECTION_ERR, pair.writeAtoB(pair.mrB.address(), key, 8).status());
@@ -100,7 +100,7 @@ class MemoryWindowTest {
             final MemoryWindow mw = pair.pdB.createMw(1);
             final long start = pair.mrB.address() + 1024;
             final int key = pair.qpB.bind(1, mw, pair.mrB, start, 256, RW, 0);
-            Tests.pollOne(pair.cqB);
+            Tests.expectSuccess(pair.cqB, 1);
             pair.bufB.set(ValueLayout.JAVA_LONG, 1024 + 256, 0);
             pair.bufA.set(ValueLayout.JAVA_LONG, 0, -1);
             assertEquals(WcStatus.BOUNDS_ERR, pair.writeAtoB(start + 252, key, 8).status());
@@ -111,7 +111,7 @@ class MemoryWindowTest {
             final MemoryWindow mw = pair.pdB.createMw(1);
             final long start = pair.mrB.address() + 1024;
             final int key = pair.qpB.bind(1, mw, pair.mrB, start, 256, RW, 0);
-            Tests.pollOne(pair.cqB);
+            Tests.expectSuccess(pair.cqB, 1);
             assertEquals(WcStatus.BOUNDS_ERR, pair.writeAtoB(start - 8, key, 8).status());
         }
     }
@@ -121,7 +121,7 @@ class MemoryWindowTest {
         try (Loopback pair = Loopback.open()) {
             final MemoryWindow mw = pair.pdB.createMw(1);
             final int key = pair.qpB.bind(1, mw, pair.mrB, pair.mrB.address(), 256, Access.REMOTE_READ, 0);
-            Tests.pollOne(pair.cqB);
+            Tests.expectSuccess(pair.cqB, 1);
             assertEquals(WcStatus.ACCESS_ERR, pair.writeAtoB(pair.mrB.address(), key, 8).status());
         }
     }
@@ -131,11 +131,11 @@ class MemoryWindowTest {
         try (Loopback pair = Loopback.open()) {
             final MemoryWindow mw = pair.pdB.createMw(1);
             pair.qpB.bind(1, mw, pair.mrB, pair.mrB.address(), 64, RW, 0);
-            Tests.pollOne(pair.cqB);
+            Tests.expectSuccess(pair.cqB, 1);
             assertErrno(Errno.EBUSY, pair.mrB::close);
             assertErrno(Errno.EBUSY, () -> pair.mrB.modify(null, -1));
             pair.qpB.bind(2, mw, null, 0, 0, 0, 0);
-            Tests.pollOne(pair.cqB);
+            Tests.expectSuccess(pair.cqB, 1);
             pair.mrB.modify(null, -1);
             pair.mrB.close();
         }
@@ -146,7 +146,7 @@ class MemoryWindowTest {
         try (Loopback pair = Loopback.open()) {
             final MemoryWindow mw = pair.pdB.createMw(1);
             final int key = pair.qpB.bind(1, mw, pair.mrB, pair.mrB.address(), 64, RW, 0);
-            Tests.pollOne(pair.cqB);
+            Tests.expectSuccess(pair.cqB, 1);
             mw.close();
             mw.close(); // twice does nothing
             assertThrows(IllegalStateException.class, mw::query);
@@ -262,7 +262,7 @@ class MemoryWindowTest {
             final int key = next(mw.rKey());
             pair.qpB.bindType2(1, mw, key, pair.mrB, pair.mrB.address(), 256, RW, 0);
             pair.qpB.localInvalidate(2, key, 0);
-            final WorkCompletion invalidated = pair.pollB(2).get(1);
+            final WorkCompletion invalidated = Tests.expectSuccess(pair.cqB, 2).get(1);
             assertEquals(WcStatus.SUCCESS, invalidated.status());
             assertEquals(WcType.LOCAL_INVALIDATE, invalidated.type());
             assertEquals(0, mw.query().length());
@@ -294,7 +294,7 @@ class MemoryWindowTest {
             final MemoryWindow mw = pair.pdB.createMw(2);
             final int key = next(mw.rKey());
             pair.qpB.bindType2(1, mw, key, pair.mrB, pair.mrB.address(), 256, RW, 0);
-            Tests.pollOne(pair.cqB);
+            Tests.expectSuccess(pair.cqB, 1);
             assertEquals(WcStatus.SUCCESS, pair.writeAtoB(pair.mrB.address(), key, 8).status());
             Tests.fill(pair.bufA.asSlice(0, 32), 4);
             pair.qpB.recv(2, sge(pair.mrB, 1024, 32), 1);
@@ -326,7 +326,7 @@ class MemoryWindowTest {
             final MemoryWindow mw = pair.pdB.createMw(2);
             final int key = next(mw.rKey());
             pair.qpB.bindType2(1, mw, key, pair.mrB, pair.mrB.address(), 256, RW, 0);
-            Tests.pollOne(pair.cqB);
+            Tests.expectSuccess(pair.cqB, 1);
             assertEquals(WcStatus.SUCCESS, pair.writeAtoB(pair.mrB.address(), key, 8).status());
             a2.write(2, sge(pair.mrA, 0, 8), 1, pair.mrB.address(), key, 0, 0);
             final WorkCompletion wc = Tests.pollOne(pair.cqA);

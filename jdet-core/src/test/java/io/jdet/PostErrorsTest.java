@@ -152,7 +152,7 @@ class PostErrorsTest {
             for (int i = 4; i <= 6; i++) {
                 pair.qpA.write(i, eight, 1, b, rKey, 0, 0);
             }
-            final List<WorkCompletion> wcs = pair.pollA(3);
+            final List<WorkCompletion> wcs = Tests.expectSuccess(pair.cqA, 3);
             for (final WorkCompletion each : wcs) {
                 assertEquals(1, each.reapCount());
             }
@@ -179,7 +179,7 @@ class PostErrorsTest {
         try (Loopback pair = Loopback.open()) {
             final MemoryWindow mw = pair.pdA.createMw(1);
             final int windowKey = pair.qpA.bind(1, mw, pair.mrA, pair.mrA.address(), 64, Access.REMOTE_READ, 0);
-            Tests.pollOne(pair.cqA);
+            Tests.expectSuccess(pair.cqA, 1);
             final long at = pair.mrA.address();
             for (final int key : new int[] {0, 0x00ff_ff00, pair.mrA.rKey(), windowKey, pair.mrB.lKey() + 0x100}) {
                 final DataSegment[] bad = {new DataSegment(at, 8, key)};

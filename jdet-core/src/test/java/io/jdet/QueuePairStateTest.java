@@ -108,10 +108,18 @@ class QueuePairStateTest {
             assertEquals(9, a.rqSize());
             assertEquals(2, a.maxOr());
             assertEquals(3, a.maxIr());
+            Loopback.connect(pair.qpB, pair.nicA, pair.qpA);
             pair.qpA.modify(new QpModify().connect(pair.nicB.address(), pair.qpB.number()).sqSize(2));
             a = pair.qpA.query();
             assertEquals(QpState.CONNECTED, a.state());
             assertEquals(2, a.sqSize());
+            pair.qpA.write(1, sge(pair.mrA, 0, 8), 1, pair.mrB.address(), pair.mrB.rKey(), 0, 0);
+            pair.qpA.write(2, sge(pair.mrA, 0, 8), 1, pair.mrB.address(), pair.mrB.rKey(), 0, 0);
+            assertErrno(Errno.ENOSPC, () -> pair.qpA.write(3, sge(pair.mrA, 0, 8), 1, pair.mrB.address(),
+                pair.mrB.rKey(), 0, 0), "the new depth holds");
+            for (final WorkCompletion wc : Tests.expectSuccess(pair.cqA, 2)) {
+                assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+            }
         }
     }
 
@@ -311,7 +319,7 @@ class QueuePairStateTest {
             pair.qpB.modify(new QpModify().state(QpState.IDLE)); // the receive queue is empty again
             pair.qpB.recv(5, sge(pair.mrB, 0, 8), 1);
             pair.qpB.recv(6, sge(pair.mrB, 8, 8), 1);
-            final List<WorkCompletion> old = pair.pollB(2);
+            final List<WorkCompletion> old = Tests.expectSuccess(pair.cqB, 2);
             assertEquals(1, old.get(0).id());
             assertEquals(2, old.get(1).id());
             assertErrno(Errno.ENOSPC, () -> pair.qpB.recv(7, sge(pair.mrB, 0, 8), 1),

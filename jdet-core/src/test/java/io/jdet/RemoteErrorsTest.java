@@ -218,6 +218,24 @@ class RemoteErrorsTest {
     }
 
     @Test
+    void shouldDeliverLongMessageWhenReceiveIsPostedDuringRnrRetries() {
+        final Configuration patient = new Configuration().rnrRetryCount(100_000).rnrDelayUs(500);
+        try (Loopback pair = Loopback.open(new Loopback.Options().configuration(patient).bufferBytes(1 << 20))) {
+            final int length = 300_000; // several frames, the later ones sent before the first is refused
+            Tests.fill(pair.bufA.asSlice(0, length), 6);
+            pair.qpA.send(1, sge(pair.mrA, 0, length), 1, 0, 0);
+            Tests.await("the receiver said it was not ready",
+                () -> pair.nicB.counters().get("rnr.naks.sent") > 0);
+            pair.qpB.recv(2, sge(pair.mrB, 0, length), 1);
+            final WorkCompletion atB = Tests.pollOne(pair.cqB);
+            assertEquals(WcStatus.SUCCESS, atB.status());
+            assertEquals(length, atB.length());
+            Tests.assertSameBytes(pair.bufA.asSlice(0, length), pair.bufB.asSlice(0, length));
+            assertEquals(WcStatus.SUCCESS, Tests.pollOne(pair.cqA).status());
+        }
+    }
+
+    @Test
     void shouldCompleteWithRetryExceededWhenEveryFrameIsLost() {
         final Configuration lossy = new Configuration().faults(new FaultPlan(1.0, 0, 0, 0, 1)).ackTimeoutMs(50)
             .minRtoUs(500);
@@ -232,6 +250,20 @@ class RemoteErrorsTest {
                 r -> r.code() == EventCode.ACK_TIMEOUT);
             assertSame(pair.qpA, events.get(events.size() - 1).handle());
             assertTrue(pair.nicA.counters().get("frames.retransmitted") > 0);
+        }
+    }
+
+    @Test
+    void shouldKeepRetryingWhenRequestHasNoTimeout() {
+        final Configuration lossy = new Configuration().faults(new FaultPlan(1.0, 0, 0, 0, 1)).ackTimeoutMs(20)
+            .minRtoUs(500).maxRtoUs(2000);
+        try (Loopback pair = Loopback.open(new Loopback.Options().configuration(lossy))) {
+            pair.qpA.write(1, sge(pair.mrA, 0, 8), 1, pair.mrB.address(), pair.mrB.rKey(), WrFlags.NO_TIMEOUT, 0);
+            Tests.assertNoCompletion(pair.cqA, 150); // several give-up times pass
+            assertEquals(QpState.CONNECTED, pair.qpA.query().state());
+            assertTrue(pair.nicA.counters().get("frames.retransmitted") > 0);
+            pair.qpA.modify(new QpModify().state(QpState.ERROR));
+            assertEquals(WcStatus.FLUSHED, Tests.pollOne(pair.cqA).status());
         }
     }
 
@@ -384,6 +416,25 @@ class RemoteErrorsTest {
             assertEquals(WcStatus.INVALID_REQUEST, Tests.pollOne(pair.cqA).status());
             assertEquals(0, pair.bufB.get(ValueLayout.JAVA_LONG_UNALIGNED, 4), "nothing added");
             assertEvents(pair, EventCode.INVALID_LENGTH);
+        }
+    }
+
+    @Test
+    void shouldCompleteWithBindErrWhenRegionWasDeregisteredBeforeTheBindRan() {
+        try (Loopback pair = Loopback.open(new Loopback.Options().connect(false))) {
+            Loopback.connect(pair.qpA, pair.nicB, pair.qpB); // B is IDLE: the read stays outstanding
+            final MemoryRegion region = pair.pdA.regMr(pair.arena.allocate(64), Loopback.ALL_RIGHTS);
+            final MemoryWindow mw = pair.pdA.createMw(1);
+            pair.qpA.read(1, sge(pair.mrA, 0, 8), 1, pair.mrB.address(), pair.mrB.rKey(), 0);
+            pair.qpA.bind(2, mw, region, region.address(), 64, Access.REMOTE_READ, WrFlags.FENCED);
+            region.close(); // allowed: the fenced bind has not run yet
+            Loopback.connect(pair.qpB, pair.nicA, pair.qpA);
+            final List<WorkCompletion> wcs = pair.pollA(2);
+            assertEquals(WcStatus.SUCCESS, wcs.get(0).status());
+            assertEquals(WcStatus.BIND_ERR, wcs.get(1).status());
+            assertEquals(WcType.BIND, wcs.get(1).type());
+            assertEquals(0, mw.query().length(), "nothing was bound");
+            pair.awaitBothInError();
         }
     }
 

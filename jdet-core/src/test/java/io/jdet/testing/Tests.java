@@ -86,6 +86,21 @@ public final class Tests {
     }
 
     /**
+     * Polls until {@code n} completions were taken and asserts that every one succeeded.
+     *
+     * @param cq the queue
+     * @param n  how many completions to take
+     * @return copies of the completions, in polling order
+     */
+    public static List<WorkCompletion> expectSuccess(final CompletionQueue cq, final int n) {
+        final List<WorkCompletion> got = pollUntil(cq, n);
+        for (final WorkCompletion wc : got) {
+            assertEquals(io.jdet.WcStatus.SUCCESS, wc.status(), wc.toString());
+        }
+        return got;
+    }
+
+    /**
      * Polls until one completion was taken.
      *
      * @param cq the queue
