@@ -65,18 +65,20 @@ final class ClientDriver {
         results.setupCosts(SetupCosts.measure(peer.opened(), settings.deviceConfiguration(), SETUP_REPETITIONS));
         try (Arena arena = Arena.ofConfined()) {
             final End end = new End(side, peer, settings, new Pattern(arena, maxSize), abort,
-                info.jdetTransport());
+                info.jdetTransport(), config.iterations() == 0);
             int block = -1;
-            for (int i = 0; i < plan.size(); i++) {
-                final Step step = plan.get(i);
+            for (final Step step : plan) {
                 progress.step(step);
+                final Figure figure = step.kind().jdet() ? JdetStep.active(step, end) : BaselineStep.active(step, end);
+                results.add(figure);
                 final int blockSize = blockSize(config, step);
                 if (blockSize != block) {
                     block = blockSize;
-                    DetPerfFormat.heading(out, step.iterations(), blockSize);
+                    DetPerfFormat.heading(out, switch (figure) {
+                        case LatencyResult latency -> latency.iterations();
+                        case BandwidthResult bandwidth -> bandwidth.messages();
+                    }, blockSize);
                 }
-                final Figure figure = step.kind().jdet() ? JdetStep.active(step, end) : BaselineStep.active(step, end);
-                results.add(figure);
                 switch (figure) {
                     case LatencyResult latency -> DetPerfFormat.line(out, latency);
                     case BandwidthResult bandwidth -> DetPerfFormat.line(out, bandwidth);
