@@ -69,7 +69,7 @@ final class ClientDriver {
             int block = -1;
             for (final Step step : plan) {
                 progress.step(step);
-                final Figure figure = step.kind().jdet() ? JdetStep.active(step, end) : BaselineStep.active(step, end);
+                final Figure figure = run(step, end);
                 results.add(figure);
                 final int blockSize = blockSize(config, step);
                 if (blockSize != block) {
@@ -91,6 +91,18 @@ final class ClientDriver {
         results.counters("server", counters.entrySet().stream()
             .collect(Collectors.toMap(Map.Entry::getKey, e -> Long.parseLong(e.getValue()))));
         return results;
+    }
+
+    /** Runs a step; when it fails while the server has reported an error, the server's error is the one to show. */
+    private static Figure run(final Step step, final End end) {
+        try {
+            return step.kind().jdet() ? JdetStep.active(step, end) : BaselineStep.active(step, end);
+        } catch (final PerfException e) {
+            if (end.side().stopRequested()) {
+                end.side().receive();
+            }
+            throw e;
+        }
     }
 
     /**
