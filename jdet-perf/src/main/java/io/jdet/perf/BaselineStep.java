@@ -1,14 +1,9 @@
 package io.jdet.perf;
 
 import io.jdet.perf.baseline.Baselines;
-import io.jdet.perf.report.BandwidthResult;
 import io.jdet.perf.report.Figure;
-import io.jdet.perf.report.LatencyResult;
-import io.jdet.perf.rig.BandwidthRig;
-import io.jdet.perf.rig.LatencyRig;
 import io.jdet.perf.rig.PingPong;
 import io.jdet.perf.rig.Stream;
-import org.HdrHistogram.Histogram;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -18,7 +13,7 @@ import java.nio.channels.ServerSocketChannel;
 
 /**
  * One baseline at one size, at either end: the ends open their UDP or TCP sockets on the side channel's addresses,
- * swap port numbers, meet at a barrier, and run the same rig as the jdet tests.
+ * swap port numbers, and run the same two {@link Phases} as the jdet tests.
  */
 final class BaselineStep {
     private BaselineStep() {
@@ -51,18 +46,11 @@ final class BaselineStep {
         final Figure figure;
         if (step.kind().latency()) {
             try (PingPong pingPong = pingPong(step, channel, setup)) {
-                side.barrier("start");
-                final Histogram histogram = LatencyRig.newHistogram();
-                final long ns = LatencyRig.initiate(pingPong, step.warmup(), step.iterations(), histogram);
-                figure = new LatencyResult(step.kind(), transport, step.size(), step.iterations(), step.warmup(), ns,
-                    pingPong.polls(), histogram);
+                figure = Phases.initiate(step, end, pingPong, transport);
             }
         } else {
             try (Stream stream = stream(step, channel, setup)) {
-                side.barrier("start");
-                final long ns = BandwidthRig.send(stream, step.warmup(), step.iterations(), step.burst());
-                figure = new BandwidthResult(step.kind(), transport, step.size(), step.iterations(), step.warmup(),
-                    step.burst(), ns, stream.polls());
+                figure = Phases.send(step, end, stream, transport);
             }
         }
         side.send(Message.of("END").build());
@@ -97,13 +85,11 @@ final class BaselineStep {
             end.pattern(), end.spinner(step, false));
         if (step.kind().latency()) {
             try (PingPong pingPong = pingPong(step, channel, setup)) {
-                side.barrier("start");
-                LatencyRig.respond(pingPong, step.total());
+                Phases.respond(step, end, pingPong);
             }
         } else {
             try (Stream stream = stream(step, channel, setup)) {
-                side.barrier("start");
-                stream.receive(step.total(), step.burst(), side);
+                Phases.receive(step, end, stream);
             }
         }
         side.expect("END");

@@ -65,18 +65,20 @@ final class ClientDriver {
         results.setupCosts(SetupCosts.measure(peer.opened(), settings.deviceConfiguration(), SETUP_REPETITIONS));
         try (Arena arena = Arena.ofConfined()) {
             final End end = new End(side, peer, settings, new Pattern(arena, maxSize), abort,
-                info.jdetTransport());
+                info.jdetTransport(), config.iterations() == 0);
             int block = -1;
-            for (int i = 0; i < plan.size(); i++) {
-                final Step step = plan.get(i);
+            for (final Step step : plan) {
                 progress.step(step);
+                final Figure figure = run(step, end);
+                results.add(figure);
                 final int blockSize = blockSize(config, step);
                 if (blockSize != block) {
                     block = blockSize;
-                    DetPerfFormat.heading(out, step.iterations(), blockSize);
+                    DetPerfFormat.heading(out, switch (figure) {
+                        case LatencyResult latency -> latency.iterations();
+                        case BandwidthResult bandwidth -> bandwidth.messages();
+                    }, blockSize);
                 }
-                final Figure figure = step.kind().jdet() ? JdetStep.active(step, end) : BaselineStep.active(step, end);
-                results.add(figure);
                 switch (figure) {
                     case LatencyResult latency -> DetPerfFormat.line(out, latency);
                     case BandwidthResult bandwidth -> DetPerfFormat.line(out, bandwidth);
@@ -89,6 +91,18 @@ final class ClientDriver {
         results.counters("server", counters.entrySet().stream()
             .collect(Collectors.toMap(Map.Entry::getKey, e -> Long.parseLong(e.getValue()))));
         return results;
+    }
+
+    /** Runs a step; when it fails while the server has reported an error, the server's error is the one to show. */
+    private static Figure run(final Step step, final End end) {
+        try {
+            return step.kind().jdet() ? JdetStep.active(step, end) : BaselineStep.active(step, end);
+        } catch (final PerfException e) {
+            if (end.side().stopRequested()) {
+                end.side().receive();
+            }
+            throw e;
+        }
     }
 
     /**

@@ -15,9 +15,10 @@ import io.jdet.perf.rig.Spinner;
  * @param pattern       the bytes verified runs send
  * @param abort         raised when the run must stop
  * @param jdetTransport how jdet figures are labelled ({@code jdet/udp}, {@code jdet/loop})
+ * @param adaptive      whether this end (a client with automatic iterations) sizes measured phases by time
  */
 public record End(SideChannel side, JdetPeer peer, RunSettings settings, Pattern pattern, Abort abort,
-                  String jdetTransport) {
+                  String jdetTransport, boolean adaptive) {
 
     /**
      * A fresh busy-poll deadline for a step.

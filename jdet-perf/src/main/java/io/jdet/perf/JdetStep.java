@@ -5,16 +5,11 @@ import io.jdet.perf.jdet.JdetPingPong;
 import io.jdet.perf.jdet.JdetQp;
 import io.jdet.perf.jdet.JdetStream;
 import io.jdet.perf.jdet.QpShape;
-import io.jdet.perf.report.BandwidthResult;
 import io.jdet.perf.report.Figure;
-import io.jdet.perf.report.LatencyResult;
-import io.jdet.perf.rig.BandwidthRig;
-import io.jdet.perf.rig.LatencyRig;
-import org.HdrHistogram.Histogram;
 
 /**
  * One jdet test at one size, at either end, as det_perf runs it: both ends build the test's resources, swap their
- * connect info over the side channel, connect, post their receives, meet at a barrier, run, and finish with the
+ * connect info over the side channel, connect, post their receives, run the two {@link Phases}, and finish with the
  * client's END and the server's DONE.
  */
 final class JdetStep {
@@ -34,21 +29,11 @@ final class JdetStep {
         try (JdetQp q = open(step, end, true)) {
             side.send(Message.of("INFO").with(q.localInfo().toFields()).build());
             q.connect(ConnectInfo.fromFields(side.expect("INFO").fields()).reachableFrom(end.peerHost()));
-            final Figure figure;
-            if (step.kind().latency()) {
-                final JdetPingPong pingPong = new JdetPingPong(q, end.settings().verify(), end.pattern());
-                side.barrier("start");
-                final Histogram histogram = LatencyRig.newHistogram();
-                final long ns = LatencyRig.initiate(pingPong, step.warmup(), step.iterations(), histogram);
-                figure = new LatencyResult(step.kind(), end.jdetTransport(), step.size(), step.iterations(),
-                    step.warmup(), ns, pingPong.polls(), histogram);
-            } else {
-                final JdetStream stream = new JdetStream(q, end.settings().verify(), end.pattern());
-                side.barrier("start");
-                final long ns = BandwidthRig.send(stream, step.warmup(), step.iterations(), step.burst());
-                figure = new BandwidthResult(step.kind(), end.jdetTransport(), step.size(), step.iterations(),
-                    step.warmup(), step.burst(), ns, stream.polls());
-            }
+            final Figure figure = step.kind().latency()
+                ? Phases.initiate(step, end, new JdetPingPong(q, end.settings().verify(), end.pattern()),
+                    end.jdetTransport())
+                : Phases.send(step, end, new JdetStream(q, end.settings().verify(), end.pattern()),
+                    end.jdetTransport());
             q.awaitSends(0);
             side.send(Message.of("END").build());
             side.expect("DONE");
@@ -69,14 +54,9 @@ final class JdetStep {
             side.send(Message.of("INFO").with(q.localInfo().toFields()).build());
             q.connect(remote.reachableFrom(end.peerHost()));
             if (step.kind().latency()) {
-                final JdetPingPong pingPong = new JdetPingPong(q, end.settings().verify(), end.pattern());
-                side.barrier("start");
-                LatencyRig.respond(pingPong, step.total());
+                Phases.respond(step, end, new JdetPingPong(q, end.settings().verify(), end.pattern()));
             } else {
-                final JdetStream stream = new JdetStream(q, end.settings().verify(), end.pattern());
-                stream.prepareReceiver(step.total());
-                side.barrier("start");
-                stream.receive(step.total(), step.burst(), side);
+                Phases.receive(step, end, new JdetStream(q, end.settings().verify(), end.pattern()));
             }
             side.expect("END");
             q.awaitSends(0);

@@ -24,6 +24,8 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 final class PerfRun {
     private static final long JOIN_MS = TimeUnit.SECONDS.toMillis(10);
+    /** How long a server waits for its client, unless --timeout is longer: someone may be starting it by hand. */
+    private static final long ACCEPT_MS = TimeUnit.MINUTES.toMillis(5);
 
     private PerfRun() {
     }
@@ -62,7 +64,7 @@ final class PerfRun {
         final AtomicReference<RuntimeException> firstFailure = new AtomicReference<>();
         try (ServerSocket listener = SideChannel.listen(InetAddress.getLoopbackAddress(), config.port())) {
             final Thread server = Thread.ofPlatform().name("jdet-perf-server").daemon().start(() -> {
-                try (SideChannel side = SideChannel.accept(listener, config.timeoutMs())) {
+                try (SideChannel side = SideChannel.accept(listener, config.timeoutMs(), config.timeoutMs())) {
                     ServerDriver.serve(config, side, abort, null);
                 } catch (final RuntimeException e) {
                     firstFailure.compareAndSet(null, e);
@@ -117,10 +119,11 @@ final class PerfRun {
 
     private static void server(final PerfConfig config, final PrintWriter out) {
         try (ServerSocket listener = SideChannel.listen(null, config.port())) {
+            final long acceptMs = Math.max(config.timeoutMs(), ACCEPT_MS);
             out.printf("jdet perf server: listening on TCP port %d; waiting up to %d s for a client%n",
-                listener.getLocalPort(), TimeUnit.MILLISECONDS.toSeconds(config.timeoutMs()));
+                listener.getLocalPort(), TimeUnit.MILLISECONDS.toSeconds(acceptMs));
             out.flush();
-            try (SideChannel side = SideChannel.accept(listener, config.timeoutMs())) {
+            try (SideChannel side = SideChannel.accept(listener, acceptMs, config.timeoutMs())) {
                 ServerDriver.serve(config, side, new Abort(), out);
             }
         } catch (final IOException e) {

@@ -40,7 +40,8 @@ final class ServerDriver {
                         settings.waitMode() ? "wait" : "busy-poll");
                     log.flush();
                 }
-                final End end = new End(side, peer, settings, new Pattern(arena, maxSize), abort, "jdet");
+                final End end = new End(side, peer, settings, new Pattern(arena, maxSize), abort, "jdet",
+                    false);
                 int served = 0;
                 while (true) {
                     final Message message = side.receive();

@@ -95,16 +95,17 @@ public final class SideChannel implements StopSignal, AutoCloseable {
      * Waits for the client.
      *
      * @param server    the listening socket
-     * @param timeoutMs the longest wait, for the client and every later read
+     * @param acceptMs  the longest wait for the client
+     * @param timeoutMs the longest wait of every later read
      * @return the channel
      * @throws PerfException if no client came in time
      */
-    public static SideChannel accept(final ServerSocket server, final long timeoutMs) {
+    public static SideChannel accept(final ServerSocket server, final long acceptMs, final long timeoutMs) {
         try {
-            server.setSoTimeout((int) Math.min(Integer.MAX_VALUE, timeoutMs));
+            server.setSoTimeout((int) Math.min(Integer.MAX_VALUE, acceptMs));
             return new SideChannel(server.accept(), timeoutMs);
         } catch (final SocketTimeoutException e) {
-            throw new PerfException("no client connected within " + timeoutMs + " ms", e);
+            throw new PerfException("no client connected within " + acceptMs / 1000 + " s", e);
         } catch (final IOException e) {
             throw new PerfException("accepting the client failed: " + e.getMessage(), e);
         }

@@ -274,7 +274,7 @@ public final class NicImpl implements Nic, FrameHandler {
 
     /** Seals and sends the frame in {@link #txHeader} and {@link #txGather} to a queue pair's peer. */
     boolean transmit(final QpImpl qp, final int payloadLength) {
-        Frame.sack(txHeader, qp.responder.sackBits);
+        Frame.sack(txHeader, qp.responder.heldRequests.bits);
         txCrc.seal(txHeader, txHeaderView, Frame.HEADER_LENGTH, txGather);
         if (!link.send(qp.remotePeer, txHeader, Frame.HEADER_LENGTH, txGather)) {
             counters.linkBusy++;
@@ -289,7 +289,13 @@ public final class NicImpl implements Nic, FrameHandler {
     private boolean sendControl(final long peer, final int opcode, final int dstQp, final int srcQp, final int seq,
                                 final int reqAck, final int rspAck, final int key, final int length,
                                 final int sack) {
-        Frame.writeBase(txHeader, opcode, 0, 0, dstQp, srcQp, seq, reqAck, rspAck, 0);
+        return sendControl(peer, opcode, 0, dstQp, srcQp, seq, reqAck, rspAck, key, length, sack);
+    }
+
+    private boolean sendControl(final long peer, final int opcode, final int flags, final int dstQp, final int srcQp,
+                                final int seq, final int reqAck, final int rspAck, final int key, final int length,
+                                final int sack) {
+        Frame.writeBase(txHeader, opcode, flags, 0, dstQp, srcQp, seq, reqAck, rspAck, 0);
         Frame.sack(txHeader, sack);
         Frame.writeExtension(txHeader, 0, 0, 0, key, length, 0, 0);
         txGather.clear();
@@ -308,7 +314,19 @@ public final class NicImpl implements Nic, FrameHandler {
             return;
         }
         if (sendControl(qp.remotePeer, Frame.OP_ACK, qp.remoteQpNum, qp.number, 0, qp.responder.reqExpected - 1,
-            qp.requester.rspExpected - 1, 0, 0, qp.responder.sackBits)) {
+            qp.requester.rspExpected - 1, 0, 0, qp.responder.heldRequests.bits)) {
+            counters.acksSent++;
+            qp.acksSent();
+        }
+    }
+
+    /** An ACK whose SACK field describes the response stream: the responses this side holds beyond a gap. */
+    void sendResponseAck(final QpImpl qp) {
+        if (qp.state != QpState.CONNECTED) {
+            return;
+        }
+        if (sendControl(qp.remotePeer, Frame.OP_ACK, Frame.FLAG_RESPONSE_SACK, qp.remoteQpNum, qp.number, 0,
+            qp.responder.reqExpected - 1, qp.requester.rspExpected - 1, 0, 0, qp.requester.heldResponses.bits)) {
             counters.acksSent++;
             qp.acksSent();
         }
@@ -316,7 +334,7 @@ public final class NicImpl implements Nic, FrameHandler {
 
     void sendNak(final QpImpl qp, final int status, final int seq, final int eventCode) {
         sendControl(qp.remotePeer, Frame.OP_NAK, qp.remoteQpNum, qp.number, seq, qp.responder.reqExpected - 1,
-            qp.requester.rspExpected - 1, status, eventCode, qp.responder.sackBits);
+            qp.requester.rspExpected - 1, status, eventCode, qp.responder.heldRequests.bits);
     }
 
     void sendDisconnect(final long peer, final int dstQp, final int srcQp, final int code, final QpImpl qp) {
@@ -327,7 +345,7 @@ public final class NicImpl implements Nic, FrameHandler {
         final int reqAck = qp == null ? 0 : qp.responder.reqExpected - 1;
         final int rspAck = qp == null ? 0 : qp.requester.rspExpected - 1;
         sendControl(peer, Frame.OP_DISCONNECT, dstQp, srcQp, 0, reqAck, rspAck, code, 0,
-            qp == null ? 0 : qp.responder.sackBits);
+            qp == null ? 0 : qp.responder.heldRequests.bits);
     }
 
     void owesAck(final QpImpl qp) {

@@ -632,11 +632,14 @@ public final class QpImpl implements QueuePair {
 
     /** A frame from the connected peer, CRC and header already checked. */
     void onFrame(final java.lang.foreign.MemorySegment f, final int opcode, final long now) {
-        requester.onAck(io.jdet.internal.wire.Frame.reqAck(f), io.jdet.internal.wire.Frame.sack(f), now);
+        final int sack = io.jdet.internal.wire.Frame.sack(f);
+        final boolean responseSack = opcode == io.jdet.internal.wire.Frame.OP_ACK
+            && (io.jdet.internal.wire.Frame.flags(f) & io.jdet.internal.wire.Frame.FLAG_RESPONSE_SACK) != 0;
+        requester.onAck(io.jdet.internal.wire.Frame.reqAck(f), responseSack ? 0 : sack, now);
         if (state != QpState.CONNECTED) {
             return;
         }
-        responder.onResponseAck(io.jdet.internal.wire.Frame.rspAck(f), now);
+        responder.onResponseAck(io.jdet.internal.wire.Frame.rspAck(f), responseSack ? sack : 0, now);
         switch (opcode) {
             case io.jdet.internal.wire.Frame.OP_ACK -> nic.counters.acksReceived++;
             case io.jdet.internal.wire.Frame.OP_NAK -> requester.onNak(f, now);

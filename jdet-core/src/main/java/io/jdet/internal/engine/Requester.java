@@ -56,22 +56,22 @@ final class Requester {
     private int timedSeq;
     private long timedSentNs;
     private long rnrHoldUntilNs;
-    /** Selective acknowledgements: bit i set when the peer holds request {@code lastAcked + 2 + i}. */
-    private long sacked;
-    /** The highest sequence number already repaired from selective acknowledgements. */
-    private int retxHigh;
-    /** Retransmission timeouts since the last acknowledgement progress. */
-    private int timeoutsInRow;
+    /** Which requests beyond the cumulative ack the peer holds. */
+    private final SackScoreboard scoreboard = new SackScoreboard();
+    /** Responses that arrived beyond a gap, held until it fills. */
+    final HeldFrames heldResponses;
 
     Requester(final QpImpl qp, final int size) {
         this.qp = qp;
         this.nic = qp.nic;
         this.capacity = size;
         this.ring = new SendWr[size];
+        this.heldResponses = new HeldFrames(nic.reorder);
         reset();
     }
 
     void reset() {
+        heldResponses.drop();
         head = tail = completeIdx = admitIdx = ackScanIdx = txIdx = 0;
         nextSeq = txSeq = 1;
         lastAcked = highestSent = 0;
@@ -84,9 +84,7 @@ final class Requester {
         rttvarNs = 0;
         timedSeq = 0;
         rnrHoldUntilNs = 0;
-        sacked = 0;
-        retxHigh = 0;
-        timeoutsInRow = 0;
+        scoreboard.reset(0);
     }
 
     void connected(final long now) {
@@ -101,7 +99,8 @@ final class Requester {
      */
     void startAt(final int requestIsn, final int peerResponseIsn) {
         nextSeq = txSeq = requestIsn;
-        lastAcked = highestSent = retxHigh = requestIsn - 1;
+        lastAcked = highestSent = requestIsn - 1;
+        scoreboard.reset(lastAcked);
         rspExpected = peerResponseIsn;
     }
 
@@ -181,7 +180,7 @@ final class Requester {
             if (after(txSeq, lastAcked + nic.window)) {
                 return;
             }
-            if (!after(txSeq, highestSent) && isSacked(txSeq)) {
+            if (!after(txSeq, highestSent) && scoreboard.isSacked(txSeq, lastAcked)) {
                 txSeq++; // going back: the peer holds this one already
                 continue;
             }
@@ -345,24 +344,13 @@ final class Requester {
             return;
         }
         final boolean advanced = after(ack, lastAcked);
-        if (advanced) {
-            final int shift = ack - lastAcked;
-            sacked = shift >= 64 ? 0 : sacked >>> shift;
-        }
-        if (sack != 0 && lastAcked - ack < 32) {
-            sacked |= (sack & 0xFFFF_FFFFL) >>> (advanced ? 0 : lastAcked - ack);
-            final int valid = highestSent - Math.max(ack, lastAcked) - 1;
-            if (valid < 64) {
-                sacked &= valid <= 0 ? 0 : (1L << valid) - 1;
-            }
-        }
+        scoreboard.onAck(lastAcked, ack, sack, highestSent);
         if (!advanced) {
-            if (sacked != 0) {
+            if (scoreboard.any()) {
                 repair(now);
             }
             return;
         }
-        timeoutsInRow = 0;
         lastAcked = ack;
         lastProgressNs = now;
         lastAckProgressNs = now;
@@ -388,25 +376,20 @@ final class Requester {
             txIdx = ackScanIdx;
         }
         completeWalk();
-        if (sacked != 0) {
+        if (scoreboard.any()) {
             repair(now);
         }
         pump(now);
     }
 
-    private boolean isSacked(final int seq) {
-        final int d = seq - lastAcked - 2;
-        return d >= 0 && d < 64 && (sacked >>> d & 1) != 0;
-    }
-
     /** Retransmits each gap below the highest selectively acknowledged request, once per recovery. */
     private void repair(final long now) {
-        final int top = lastAcked + 2 + 63 - Long.numberOfLeadingZeros(sacked);
-        for (int seq = after(retxHigh, lastAcked) ? retxHigh + 1 : lastAcked + 1; after(top, seq); seq++) {
+        final int top = scoreboard.top(lastAcked);
+        for (int seq = scoreboard.repairFrom(lastAcked); after(top, seq); seq++) {
             if (!after(txSeq, seq)) {
                 return; // going back already: the pump resends it
             }
-            if (!isSacked(seq)) {
+            if (!scoreboard.isSacked(seq, lastAcked)) {
                 final SendWr w = findBySeq(seq);
                 if (w == null || !transmit(w, seq, true, now)) {
                     return;
@@ -414,7 +397,7 @@ final class Requester {
                 nic.counters.sackRetransmitted++;
                 timedSeq = 0; // Karn: no round-trip sample from a retransmitted range
             }
-            retxHigh = seq;
+            scoreboard.repaired(seq);
         }
     }
 
@@ -472,7 +455,7 @@ final class Requester {
                 fail(w, WcStatus.RNR_RETRY_EXCEEDED, EventCode.QP_RQ_ERROR.code() | EventCode.REMOTE_BIT);
                 return;
             }
-            sacked = 0;
+            scoreboard.forget();
             goBack(seq);
             rnrHoldUntilNs = now + nic.rnrDelayNs;
             return;
@@ -512,7 +495,7 @@ final class Requester {
     }
 
     private void goBack(final int seq) {
-        retxHigh = seq - 1;
+        scoreboard.goBack(seq);
         txSeq = seq;
         // The first request not known to be acknowledged: a read or atomic can be complete (its response came)
         // while its request is not acknowledged yet, so completeIdx may already be past the resend point.
@@ -520,17 +503,47 @@ final class Requester {
         timedSeq = 0;
     }
 
+    /**
+     * A response frame. One beyond a gap is held and selectively acknowledged at once (an ACK flagged
+     * RESPONSE_SACK); held responses are processed in order when the gap fills.
+     */
     void onResponse(final MemorySegment f, final int opcode, final long now) {
         final int seq = Frame.seq(f);
         if (seq != rspExpected) {
             if (after(rspExpected, seq)) {
                 nic.counters.duplicates++;
-                nic.sendAck(qp);
             } else {
-                nic.counters.outOfOrder++;
+                final int held = heldResponses.hold(f, seq, rspExpected);
+                if (held == HeldFrames.HELD) {
+                    nic.counters.stashed++;
+                } else if (held == HeldFrames.DUPLICATE) {
+                    nic.counters.duplicates++;
+                } else {
+                    nic.counters.outOfOrder++;
+                }
             }
+            nic.sendResponseAck(qp);
             return;
         }
+        if (!processResponse(f, opcode, seq, now)) {
+            return;
+        }
+        for (int slot = heldResponses.advance(rspExpected); slot >= 0; slot = heldResponses.advance(rspExpected)) {
+            if (qp.state != io.jdet.QpState.CONNECTED) {
+                heldResponses.release(slot);
+                return;
+            }
+            final MemorySegment next = heldResponses.frame(slot);
+            final boolean ok = processResponse(next, Frame.opcode(next), rspExpected, now);
+            heldResponses.release(slot);
+            if (!ok) {
+                return;
+            }
+        }
+    }
+
+    /** Runs the in-order response {@code seq}; true if {@link #rspExpected} advanced and the pair is connected. */
+    private boolean processResponse(final MemorySegment f, final int opcode, final int seq, final long now) {
         final int id = Frame.msgId(f);
         final int d = id - (int) completeIdx;
         final SendWr w = d >= 0 && completeIdx + d < admitIdx ? at(completeIdx + d) : null;
@@ -540,7 +553,7 @@ final class Requester {
             nic.counters.badResponses++;
             qp.failRequest(WcStatus.INVALID_REQUEST.code(), seq,
                 (read ? EventCode.INVALID_RDMA_ID : EventCode.INVALID_ATOMIC_ID).code());
-            return;
+            return false;
         }
         rspExpected++;
         lastResponseNs = now;
@@ -552,7 +565,7 @@ final class Requester {
         if (!w.segments.stillValid()) {
             orDepth--;
             fail(w, WcStatus.LOCAL_PROTECTION_ERR, EventCode.INVALID_L_KEY.code());
-            return;
+            return false;
         }
         if (read) {
             final int offset = Frame.offset(f);
@@ -560,11 +573,11 @@ final class Requester {
             if (offset < 0 || (long) offset + n > w.segments.total) {
                 orDepth--;
                 fail(w, WcStatus.INVALID_REQUEST, EventCode.INVALID_LENGTH.code());
-                return;
+                return false;
             }
             w.segments.place(f, Frame.HEADER_LENGTH, offset, n);
             if ((Frame.flags(f) & Frame.FLAG_LAST) == 0) {
-                return;
+                return qp.state == io.jdet.QpState.CONNECTED;
             }
             w.resultLength = (int) w.segments.total;
         } else {
@@ -575,6 +588,7 @@ final class Requester {
         orDepth--;
         completeWalk();
         pump(now);
+        return qp.state == io.jdet.QpState.CONNECTED;
     }
 
     void onTimer(final long now) {
@@ -588,9 +602,7 @@ final class Requester {
                 return;
             }
             nic.counters.timeouts++;
-            if (timeoutsInRow++ > 0) {
-                sacked = 0; // a second timeout without progress: trust nothing, resend everything
-            }
+            scoreboard.onTimeout();
             goBack(lastAcked + 1);
             rtoNs = Math.min(rtoNs * 2, nic.maxRtoNs);
             lastProgressNs = now;
@@ -631,8 +643,9 @@ final class Requester {
         completeIdx = admitIdx = ackScanIdx = txIdx = tail;
         orDepth = 0;
         txSeq = nextSeq;
-        highestSent = lastAcked = retxHigh = nextSeq - 1;
-        sacked = 0;
+        highestSent = lastAcked = nextSeq - 1;
+        scoreboard.reset(lastAcked);
+        heldResponses.drop();
         nic.counters.wrFlushed += flushed;
         return flushed;
     }

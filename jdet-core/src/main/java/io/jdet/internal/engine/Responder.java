@@ -39,10 +39,10 @@ final class Responder {
     int reqExpected;
     /** Next message id a send or write with immediate must carry. */
     private int expectedMsgId;
-    /** Selective acknowledgement: bit i set when request {@code reqExpected + 1 + i} waits in the reorder pool. */
-    int sackBits;
-    /** The reorder pool slot of each waiting request, indexed by its sequence number modulo 32. */
-    private final int[] stashed = new int[32];
+    /** Requests that arrived beyond a gap, held until it fills; their bits travel in every frame's SACK field. */
+    final HeldFrames heldRequests;
+    /** Which responses beyond the cumulative ack the peer holds. */
+    private final SackScoreboard scoreboard = new SackScoreboard();
 
     private InboundResponse[] inbound;
     private long iqHead;
@@ -73,6 +73,7 @@ final class Responder {
         this.nic = qp.nic;
         this.capacity = size;
         this.ring = new RecvWr[size];
+        this.heldRequests = new HeldFrames(nic.reorder);
         resizeInbound(inboundSize);
         reset();
     }
@@ -86,7 +87,7 @@ final class Responder {
     }
 
     void reset() {
-        dropStashed();
+        heldRequests.drop();
         head = tail = consume = 0;
         reqExpected = 1;
         expectedMsgId = 0;
@@ -94,6 +95,7 @@ final class Responder {
         rspNextSeq = rspTxSeq = 1;
         rspLastAcked = rspHighestSent = 0;
         rspRtoNs = nic.minRtoNs;
+        scoreboard.reset(0);
     }
 
     void connected(final long now) {
@@ -109,6 +111,7 @@ final class Responder {
     void startAt(final int responseIsn, final int peerRequestIsn) {
         rspNextSeq = rspTxSeq = responseIsn;
         rspLastAcked = rspHighestSent = responseIsn - 1;
+        scoreboard.reset(rspLastAcked);
         reqExpected = peerRequestIsn;
     }
 
@@ -169,7 +172,14 @@ final class Responder {
             if (after(reqExpected, seq)) {
                 nic.counters.duplicates++;
             } else {
-                stash(f, seq);
+                final int held = heldRequests.hold(f, seq, reqExpected);
+                if (held == HeldFrames.HELD) {
+                    nic.counters.stashed++;
+                } else if (held == HeldFrames.DUPLICATE) {
+                    nic.counters.duplicates++;
+                } else {
+                    nic.counters.outOfOrder++;
+                }
             }
             nic.sendAck(qp); // at once, with the selective-ack bits: the sender repairs the gap without a timeout
             return;
@@ -177,49 +187,19 @@ final class Responder {
         if (!process(f, opcode, seq, now)) {
             return;
         }
-        // Requests that arrived beyond the gap now follow in order.
-        while ((sackBits & 1) != 0 && qp.state == io.jdet.QpState.CONNECTED) {
-            sackBits >>>= 1;
-            final int slot = stashed[reqExpected & 31];
-            final MemorySegment next = nic.reorder.frame(slot);
-            final boolean ok = process(next, Frame.opcode(next), reqExpected, now);
-            nic.reorder.release(slot);
-            if (!ok) {
-                // Not ready (or failed): the sender retransmits it; it is the gap now, so no bit is set for it.
+        // Requests that arrived beyond the gap now follow in order, as if they had just arrived.
+        for (int slot = heldRequests.advance(reqExpected); slot >= 0; slot = heldRequests.advance(reqExpected)) {
+            if (qp.state != io.jdet.QpState.CONNECTED) {
+                heldRequests.release(slot);
                 return;
             }
-        }
-        sackBits >>>= 1;
-    }
-
-    /** Keeps a request that arrived beyond the gap, if it fits the 32-frame selective-ack range and the pool. */
-    private void stash(final MemorySegment f, final int seq) {
-        final int d = seq - reqExpected - 1;
-        if (d >= 32) {
-            nic.counters.outOfOrder++;
-            return;
-        }
-        if ((sackBits & 1 << d) != 0) {
-            nic.counters.duplicates++;
-            return;
-        }
-        final int slot = nic.reorder.store(f, Frame.HEADER_LENGTH + Frame.payloadLength(f));
-        if (slot < 0) {
-            nic.counters.outOfOrder++;
-            return;
-        }
-        stashed[seq & 31] = slot;
-        sackBits |= 1 << d;
-        nic.counters.stashed++;
-    }
-
-    private void dropStashed() {
-        for (int d = 0; d < 32; d++) {
-            if ((sackBits & 1 << d) != 0) {
-                nic.reorder.release(stashed[(reqExpected + 1 + d) & 31]);
+            final MemorySegment next = heldRequests.frame(slot);
+            final boolean ok = process(next, Frame.opcode(next), reqExpected, now);
+            heldRequests.release(slot);
+            if (!ok) {
+                return; // not ready (or failed): it is the gap now, and the sender resends it
             }
         }
-        sackBits = 0;
     }
 
     /**
@@ -429,6 +409,10 @@ final class Responder {
     void pumpResponses(final long now) {
         while (after(rspNextSeq, rspTxSeq) && !after(rspTxSeq, rspLastAcked + nic.window)
             && qp.state == io.jdet.QpState.CONNECTED) {
+            if (!after(rspTxSeq, rspHighestSent) && scoreboard.isSacked(rspTxSeq, rspLastAcked)) {
+                rspTxSeq++; // going back: the peer holds this one already
+                continue;
+            }
             InboundResponse e = inbound[(int) (iqTxIdx % inbound.length)];
             while (after(rspTxSeq, e.endSeq)) {
                 iqTxIdx++;
@@ -473,21 +457,62 @@ final class Responder {
         return nic.transmit(qp, payload);
     }
 
-    void onResponseAck(final int ack, final long now) {
-        if (!after(ack, rspLastAcked) || after(ack, rspHighestSent)) {
+    /**
+     * Takes the peer's acknowledgement of the response stream: the cumulative {@code ack} and, from an ACK flagged
+     * RESPONSE_SACK, the responses it holds beyond a gap; gaps below those are resent at once, once per recovery.
+     */
+    void onResponseAck(final int ack, final int sack, final long now) {
+        if (after(ack, rspHighestSent)) {
             return;
         }
-        rspLastAcked = ack;
-        rspLastProgressNs = now;
-        rspLastAckProgressNs = now;
-        while (iqHead < iqTail && !after(inbound[(int) (iqHead % inbound.length)].endSeq, ack)) {
-            inbound[(int) (iqHead % inbound.length)].region = null;
-            iqHead++;
+        final boolean advanced = after(ack, rspLastAcked);
+        scoreboard.onAck(rspLastAcked, ack, sack, rspHighestSent);
+        if (advanced) {
+            rspLastAcked = ack;
+            rspLastProgressNs = now;
+            rspLastAckProgressNs = now;
+            while (iqHead < iqTail && !after(inbound[(int) (iqHead % inbound.length)].endSeq, ack)) {
+                inbound[(int) (iqHead % inbound.length)].region = null;
+                iqHead++;
+            }
+            if (!after(rspTxSeq, rspLastAcked)) {
+                rspTxSeq = rspLastAcked + 1; // going back, and the peer holds more than the resend point
+            }
+            if (iqTxIdx < iqHead || !after(rspTxSeq, rspLastAcked + 1)) {
+                iqTxIdx = iqHead;
+            }
         }
-        if (iqTxIdx < iqHead) {
-            iqTxIdx = iqHead;
+        if (scoreboard.any()) {
+            repairResponses();
         }
-        pumpResponses(now);
+        if (advanced) {
+            pumpResponses(now);
+        }
+    }
+
+    /** Resends each response frame missing below the highest one the peer holds. */
+    private void repairResponses() {
+        final int top = scoreboard.top(rspLastAcked);
+        for (int seq = scoreboard.repairFrom(rspLastAcked); after(top, seq); seq++) {
+            if (!after(rspTxSeq, seq)) {
+                return; // going back already: the pump resends it
+            }
+            if (!scoreboard.isSacked(seq, rspLastAcked)) {
+                InboundResponse e = null;
+                for (long i = iqHead; i < iqTail && e == null; i++) {
+                    final InboundResponse c = inbound[(int) (i % inbound.length)];
+                    if (!after(c.startSeq, seq) && !after(seq, c.endSeq)) {
+                        e = c;
+                    }
+                }
+                if (e == null || !transmit(e, seq, true)) {
+                    return;
+                }
+                nic.counters.retransmitted++;
+                nic.counters.sackRetransmitted++;
+            }
+            scoreboard.repaired(seq);
+        }
     }
 
     void onTimer(final long now) {
@@ -498,6 +523,8 @@ final class Responder {
                 return;
             }
             nic.counters.timeouts++;
+            scoreboard.onTimeout();
+            scoreboard.goBack(rspLastAcked + 1);
             rspTxSeq = rspLastAcked + 1;
             iqTxIdx = iqHead;
             rspRtoNs = Math.min(rspRtoNs * 2, nic.maxRtoNs);
@@ -514,7 +541,7 @@ final class Responder {
 
     /** Flushes posted receives with FLUSHED; drops queued responses and held requests silently. */
     void flush() {
-        dropStashed();
+        heldRequests.drop();
         int flushed = 0;
         for (long i = consume; i < tail; i++) {
             flushed++;
@@ -527,6 +554,7 @@ final class Responder {
         iqHead = iqTail = iqTxIdx = 0;
         rspTxSeq = rspNextSeq;
         rspHighestSent = rspLastAcked = rspNextSeq - 1;
+        scoreboard.reset(rspLastAcked);
         nic.counters.wrFlushed += flushed;
     }
 }

@@ -128,6 +128,8 @@ public final class Frame {
     public static final int FLAG_SOLICITED = 0x1000;
     /** Flag: acknowledge promptly. */
     public static final int FLAG_FORCE_ACK = 0x0800;
+    /** Flag, on an ACK only: the SACK field describes the response stream (bit i = rspAck + 2 + i). */
+    public static final int FLAG_RESPONSE_SACK = 0x0100;
     /** Flag: the key field names a remote key to invalidate (send with invalidate). */
     public static final int FLAG_INVALIDATE = 0x0200;
 

@@ -13,6 +13,9 @@ import java.nio.channels.SocketChannel;
 public final class TcpStream extends BaselineIo implements Stream {
     private static final int CHUNK = 256 << 10;
 
+    /** Bytes received so far, across phases. */
+    private long position;
+
     /**
      * Creates one end.
      *
@@ -41,7 +44,6 @@ public final class TcpStream extends BaselineIo implements Stream {
     public void receive(final long total, final int burst, final StopSignal stop) {
         final long all = total * size;
         final long perBurst = (long) burst * size;
-        long position = 0;
         while (position < all) {
             final long boundary = Math.min(all, (position / perBurst + 1) * perBurst);
             recvBuffer.clear().limit((int) Math.min(recvBuffer.capacity(), boundary - position));

@@ -60,14 +60,14 @@ public final class JdetStream implements Stream, JdetQp.ReceiveSink {
         }
     }
 
-    /**
-     * Posts the receives of the receiving end of {@code bw-send}. Call before the start barrier.
-     *
-     * @param total every message the sender will send
-     */
-    public void prepareReceiver(final long total) {
+    /** Posts the receives of the receiving end of {@code bw-send}, as many as the queue holds. */
+    @Override
+    public void expect(final long total) {
+        if (kind != TestKind.BW_SEND) {
+            return;
+        }
         recvLimit = total;
-        while (recvPosted < Math.min(total, q.shape().receives())) {
+        while (recvPosted < recvLimit && recvPosted - received < q.shape().receives()) {
             postNextRecv();
         }
     }
@@ -184,7 +184,7 @@ public final class JdetStream implements Stream, JdetQp.ReceiveSink {
         if (verify && !pattern.matches(q.recvBuffer(), slotOffset(seq), size, seq % slots)) {
             throw new PerfException("bw-send: message " + seq + " of " + size + " bytes arrived with wrong bytes");
         }
-        if (recvPosted < recvLimit) {
+        if (recvPosted < recvLimit && recvPosted - received < q.shape().receives()) {
             postNextRecv();
         }
     }

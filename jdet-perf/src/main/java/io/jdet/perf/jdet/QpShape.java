@@ -17,6 +17,10 @@ import io.jdet.perf.TestKind;
 public record QpShape(TestKind kind, int size, int slots, int sqDepth, int rqDepth, int receives, int cqSize) {
     /** The most bytes a bandwidth test's buffer may take: messages cycle through slots beyond it. */
     public static final long SLOT_BUDGET = 32L << 20;
+    /** The deepest receive queue the tool asks for. */
+    public static final int MAX_RECEIVES = 65_535;
+    /** The largest completion queue a NIC allows. */
+    public static final int MAX_CQ = 131_072;
     /** Receives a ping-pong keeps posted. */
     public static final int PING_RECEIVES = 4;
 
@@ -41,8 +45,10 @@ public record QpShape(TestKind kind, int size, int slots, int sqDepth, int rqDep
         final int slots = (int) Math.min(burst + 1L, Math.max(2, SLOT_BUDGET / msg));
         final int sq = burst + 1;
         if (kind == TestKind.BW_SEND) {
-            final int depth = (int) Math.max(1, Math.min(total, Math.min(2L * burst + 64, 65_535)));
-            return new QpShape(kind, msg, slots, sq, depth, depth, sq + depth + 16);
+            // Every receive of the test is posted before its phase starts (up to the queue's limit): a receiving
+            // thread descheduled on a loaded machine then cannot run the sender into receiver-not-ready.
+            final int depth = (int) Math.clamp(total, 1, MAX_RECEIVES);
+            return new QpShape(kind, msg, slots, sq, depth, depth, Math.min(MAX_CQ, sq + depth + 16));
         }
         return new QpShape(kind, msg, slots, sq, 1, 0, sq + 16);
     }

@@ -36,12 +36,12 @@ public final class SummaryTable {
         if (results.isEmpty()) {
             return;
         }
-        out.printf("%nLatency, one way (us)%n%6s  %-13s%-10s%9s%9s%9s%9s%9s%11s%n", "size", "test", "transport",
+        out.printf("%nLatency, one way (us)%n%6s  %-13s%-10s%10s%10s%10s%10s%10s%9s%n", "size", "test", "transport",
             "min", "p50", "p99", "p99.9", "max", "iters");
         for (final LatencyResult r : results) {
-            out.printf(Locale.ROOT, "%6s  %-13s%-10s%9.2f%9.2f%9.2f%9.2f%9.1f%11d%n", Sizes.format(r.size()),
-                r.kind().label(), r.transport(), r.minUs(), r.percentileUs(50), r.percentileUs(99),
-                r.percentileUs(99.9), r.maxUs(), r.iterations());
+            out.printf(Locale.ROOT, "%6s  %-13s%-10s%10s%10s%10s%10s%10s%9d%n", Sizes.format(r.size()),
+                r.kind().label(), r.transport(), number(r.minUs()), number(r.percentileUs(50)),
+                number(r.percentileUs(99)), number(r.percentileUs(99.9)), number(r.maxUs()), r.iterations());
         }
     }
 
@@ -49,12 +49,12 @@ public final class SummaryTable {
         if (results.isEmpty()) {
             return;
         }
-        out.printf("%nBandwidth%n%6s  %-13s%-10s%11s%11s%11s%8s%9s%n", "size", "test", "transport", "MB/s",
+        out.printf("%nBandwidth%n%6s  %-13s%-10s%10s%10s%10s%8s%9s%n", "size", "test", "transport", "MB/s",
             "msgs/s", "us/msg", "burst", "msgs");
         for (final BandwidthResult r : results) {
-            out.printf(Locale.ROOT, "%6s  %-13s%-10s%11.1f%11.0f%11.3f%8d%9d%n", Sizes.format(r.size()),
-                r.kind().label(), r.transport(), r.mbPerSec(), r.messagesPerSec(), r.usecPerMsg(), r.burst(),
-                r.messages());
+            out.printf(Locale.ROOT, "%6s  %-13s%-10s%10s%10.0f%10s%8d%9d%n", Sizes.format(r.size()),
+                r.kind().label(), r.transport(), number(r.mbPerSec()), r.messagesPerSec(), number(r.usecPerMsg()),
+                r.burst(), r.messages());
         }
     }
 
@@ -78,6 +78,12 @@ public final class SummaryTable {
                 out.println(row);
             }
         }
+    }
+
+    /** Three or more significant digits in at most 9 characters for anything below 10^9. */
+    private static String number(final double value) {
+        final String pattern = value < 1000 ? "%.2f" : value < 100_000 ? "%.1f" : "%.0f";
+        return String.format(Locale.ROOT, pattern, value);
     }
 
     private static String shortName(final Comparisons.Ratio ratio) {

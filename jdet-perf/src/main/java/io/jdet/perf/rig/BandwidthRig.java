@@ -1,34 +1,29 @@
 package io.jdet.perf.rig;
 
 /**
- * Runs a stream: warm-up bursts, then measured bursts, timed as a whole from the first post to the last burst's
- * delivery. Allocation free.
+ * Runs a stream in phases (warm-up, then measured), each a run of bursts timed as a whole from the first post to
+ * the last burst's delivery. Bursts start at multiples of the burst size, so that a receiver can tell where one
+ * ends. Allocation free.
  */
 public final class BandwidthRig {
     private BandwidthRig() {
     }
 
     /**
-     * The sending end.
+     * Sends messages {@code first} to {@code first + count - 1} in bursts.
      *
-     * @param stream   the transport
-     * @param warmup   unmeasured messages
-     * @param messages measured messages
-     * @param burst    messages per burst; bursts start at multiples of it, so receivers can tell where one ends
-     * @return the measured part's wall time in nanoseconds
-     * @throws IllegalArgumentException if the warm-up is not a whole number of bursts
+     * @param stream the transport
+     * @param first  the first sequence number: a multiple of the burst
+     * @param count  messages
+     * @param burst  messages per burst
+     * @return the wall time in nanoseconds
+     * @throws IllegalArgumentException if {@code first} is not a multiple of the burst
      */
-    public static long send(final Stream stream, final long warmup, final long messages, final int burst) {
-        if (warmup % burst != 0) {
-            throw new IllegalArgumentException("warm-up " + warmup + " is not a multiple of the burst " + burst);
+    public static long send(final Stream stream, final long first, final long count, final int burst) {
+        if (first % burst != 0) {
+            throw new IllegalArgumentException("a phase starting at " + first + " is not on a burst of " + burst);
         }
-        sendRange(stream, 0, warmup, burst);
         final long start = System.nanoTime();
-        sendRange(stream, warmup, messages, burst);
-        return System.nanoTime() - start;
-    }
-
-    private static void sendRange(final Stream stream, final long first, final long count, final int burst) {
         long seq = first;
         final long end = first + count;
         while (seq < end) {
@@ -36,5 +31,6 @@ public final class BandwidthRig {
             stream.burst(seq, n);
             seq += n;
         }
+        return System.nanoTime() - start;
     }
 }

@@ -17,12 +17,22 @@ public interface Stream extends AutoCloseable {
     void burst(long firstSeq, int count);
 
     /**
-     * Takes part as the receiving (or, for one-sided operations, the target) end until all {@code total}
-     * messages are in or, for one-sided operations, until the sender says it is done.
+     * Gets ready for messages up to {@code total} (counted from the first of the test) before the sender starts
+     * them, for example by posting receives. Called before each phase's barrier.
      *
-     * @param total every message the sender will send, warm-up included
+     * @param total the messages of the test so far, this phase included
+     */
+    default void expect(final long total) {
+    }
+
+    /**
+     * Takes part as the receiving (or, for one-sided operations, the target) end until {@code total} messages,
+     * counted from the first of the test, are in or, for one-sided operations, until the sender signals the end
+     * of the phase on the side channel. Called once per phase.
+     *
+     * @param total the messages of the test so far, this phase included
      * @param burst the sender's burst size
-     * @param stop  the sender's end-of-test signal
+     * @param stop  the sender's end-of-phase signal
      */
     void receive(long total, int burst, StopSignal stop);
 

@@ -61,7 +61,7 @@ class AllocationTest {
             final JdetPingPong initiator = new JdetPingPong(pair.a(), true, pattern);
             final JdetPingPong responder = new JdetPingPong(pair.b(), true, pattern);
             final CompletableFuture<Void> echo = CompletableFuture.runAsync(
-                () -> LatencyRig.respond(responder, warmup + measured));
+                () -> LatencyRig.respond(responder, 0, warmup + measured));
             final Histogram histogram = LatencyRig.newHistogram();
             LatencyRig.initiate(initiator, 0, warmup, histogram);
             final long before = THREADS.getCurrentThreadAllocatedBytes();

@@ -94,7 +94,7 @@ class RigTest {
         final AtomicLong ping = new AtomicLong(-1);
         final AtomicLong pong = new AtomicLong(-1);
         final MemoryPingPong responder = new MemoryPingPong(ping, pong);
-        final CompletableFuture<Void> echo = CompletableFuture.runAsync(() -> LatencyRig.respond(responder, 1500));
+        final CompletableFuture<Void> echo = CompletableFuture.runAsync(() -> LatencyRig.respond(responder, 0, 1500));
         final Histogram histogram = LatencyRig.newHistogram();
         final long ns = assertTimeoutPreemptively(DEADLINE,
             () -> LatencyRig.initiate(new MemoryPingPong(ping, pong), 500, 1000, histogram));
@@ -106,8 +106,9 @@ class RigTest {
     }
 
     @Test
-    void shouldSendWholeBurstsAfterTheWarmup() {
+    void shouldSendPhasesInWholeBursts() {
         final MemoryStream stream = new MemoryStream();
+        assertTrue(BandwidthRig.send(stream, 0, 20, 10) > 0);
         assertTrue(BandwidthRig.send(stream, 20, 45, 10) > 0);
         final List<String> bursts = stream.bursts.stream().map(b -> b[0] + "+" + b[1]).toList();
         assertEquals(List.of("0+10", "10+10", "20+10", "30+10", "40+10", "50+10", "60+5"), bursts);
