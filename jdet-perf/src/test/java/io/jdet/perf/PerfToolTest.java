@@ -41,7 +41,7 @@ class PerfToolTest {
         final Run run = Run.of("perf", "--nic", "loop", "--sizes", "64,4K", "--iters", "200", "--burst", "50",
             "--json", json.toString(), "--plot", png.toString());
         assertEquals(0, run.status(), run::describe);
-        assertTrue(run.out().contains("DET Test Complete 200 iterations for buffer size 64"), run::describe);
+        assertTrue(run.out().contains("DET Test Complete for buffer size 64 (burst 50)"), run::describe);
         assertTrue(run.out().contains("Summary: jdet (jdet/loop) / baseline"), run::describe);
 
         final JsonNode root = new ObjectMapper().readTree(json.toFile());
