@@ -216,7 +216,7 @@ public final class SideChannel implements StopSignal, AutoCloseable {
     @Override
     public boolean awaitStop(final long timeoutNs) {
         try {
-            socket.setSoTimeout((int) Math.clamp(TimeUnit.NANOSECONDS.toMillis(timeoutNs), 1, Integer.MAX_VALUE));
+            socket.setSoTimeout(Math.clamp(TimeUnit.NANOSECONDS.toMillis(timeoutNs), 1, Integer.MAX_VALUE));
             buffered.mark(1);
             buffered.read();
             buffered.reset();
