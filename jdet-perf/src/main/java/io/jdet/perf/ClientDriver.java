@@ -69,16 +69,13 @@ final class ClientDriver {
             int block = -1;
             for (final Step step : plan) {
                 progress.step(step);
-                final Figure figure = run(step, end);
-                results.add(figure);
                 final int blockSize = blockSize(config, step);
                 if (blockSize != block) {
                     block = blockSize;
-                    DetPerfFormat.heading(out, switch (figure) {
-                        case LatencyResult latency -> latency.iterations();
-                        case BandwidthResult bandwidth -> bandwidth.messages();
-                    }, blockSize);
+                    DetPerfFormat.heading(out, config.burst(), blockSize);
                 }
+                final Figure figure = run(step, end);
+                results.add(figure);
                 switch (figure) {
                     case LatencyResult latency -> DetPerfFormat.line(out, latency);
                     case BandwidthResult bandwidth -> DetPerfFormat.line(out, bandwidth);

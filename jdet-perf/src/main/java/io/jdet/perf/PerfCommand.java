@@ -102,8 +102,8 @@ public final class PerfCommand implements Callable<Integer> {
     private boolean noBaselines;
 
     @Option(names = "--timeout", paramLabel = "SECONDS", description = "The longest any wait may last "
-        + "(default 30).")
-    private double timeoutSeconds = PerfConfig.DEFAULT_TIMEOUT_MS / 1000.0;
+        + "(default 30; a server waits 5 minutes for its client unless this is given).")
+    private Double timeoutSeconds;
 
     @Option(names = "--json", paramLabel = "FILE", description = "Write every figure with its conditions as JSON.")
     private Path json;
@@ -188,11 +188,14 @@ public final class PerfCommand implements Callable<Integer> {
                 sizeList.addAll(PerfConfig.DEFAULT_SIZES);
             }
             check(iters == null || iters > 0, "--iters must be positive");
-            check(Double.isFinite(timeoutSeconds), "--timeout must be a number of seconds");
+            check(timeoutSeconds == null || Double.isFinite(timeoutSeconds), "--timeout must be a number of seconds");
+            final long timeoutMs = timeoutSeconds == null ? PerfConfig.DEFAULT_TIMEOUT_MS
+                : Math.round(timeoutSeconds * 1000);
             final FaultPlan faults = new FaultPlan(loss, dup, reorder, corrupt, seed);
             return new PerfConfig(role, nic, host, sidePort, kinds, sizeList, iters == null ? 0 : iters,
                 warmup == null ? -1 : warmup, burst == null ? PerfConfig.DEFAULT_BURST : burst, waitMode, verify,
-                faults, maxRd, !noBaselines, Math.round(timeoutSeconds * 1000), json, plot, quiet);
+                faults, maxRd, !noBaselines, timeoutMs,
+                timeoutSeconds == null ? PerfConfig.DEFAULT_ACCEPT_MS : timeoutMs, json, plot, quiet);
         } catch (final IllegalArgumentException | DetException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }

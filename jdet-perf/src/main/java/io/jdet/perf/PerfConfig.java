@@ -25,13 +25,15 @@ import java.util.concurrent.TimeUnit;
  * @param maxRd         reads and atomics in flight per queue pair (max_or and max_ir)
  * @param baselines     run the UDP and TCP baselines
  * @param timeoutMs     the longest any single wait may last, and the longest one test may take
+ * @param acceptMs      how long a server waits for its client
  * @param json          where to write the JSON report, or null
  * @param plot          where to draw the PNG plot, or null
  * @param quiet         no progress lines on stderr
  */
 public record PerfConfig(Role role, String nic, String host, int port, List<TestKind> tests, List<Integer> sizes,
                          long iterations, long warmup, int burst, boolean waitMode, boolean verify, FaultPlan faults,
-                         int maxRd, boolean baselines, long timeoutMs, Path json, Path plot, boolean quiet) {
+                         int maxRd, boolean baselines, long timeoutMs, long acceptMs, Path json, Path plot,
+                         boolean quiet) {
     /** det_perf's TCP port, used for the side channel unless {@code --port} says otherwise. */
     public static final int DEFAULT_PORT = 45248;
     /** The default NIC of the embedded run: UDP on loopback (with a fallback to the in-process fabric). */
@@ -44,6 +46,8 @@ public record PerfConfig(Role role, String nic, String host, int port, List<Test
     public static final int DEFAULT_MAX_RD = 4;
     /** Default longest wait: 30 s. */
     public static final long DEFAULT_TIMEOUT_MS = TimeUnit.SECONDS.toMillis(30);
+    /** Default wait of a server for its client, which someone may be starting by hand: 5 minutes. */
+    public static final long DEFAULT_ACCEPT_MS = TimeUnit.MINUTES.toMillis(5);
     /** The most messages a burst may hold: the send queue needs burst + 1 slots, at most 65536. */
     public static final int MAX_BURST = 65_535;
 
@@ -85,6 +89,7 @@ public record PerfConfig(Role role, String nic, String host, int port, List<Test
         check(maxRd >= 1 && maxRd <= 1024, "--max-rd must be in [1, 1024]");
         check(port >= 0 && port <= 65_535, "--port must be in [0, 65535]");
         check(timeoutMs >= 100 && timeoutMs <= TimeUnit.HOURS.toMillis(1), "--timeout must be in [0.1, 3600] s");
+        check(acceptMs >= 100 && acceptMs <= TimeUnit.DAYS.toMillis(1), "the server's wait must be in [0.1 s, 1 d]");
         check(faults != null, "no fault plan");
         check(role == Role.CLIENT == (host != null),
             role == Role.CLIENT ? "--client needs a host" : "a host is only for --client");

@@ -24,8 +24,6 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 final class PerfRun {
     private static final long JOIN_MS = TimeUnit.SECONDS.toMillis(10);
-    /** How long a server waits for its client, unless --timeout is longer: someone may be starting it by hand. */
-    private static final long ACCEPT_MS = TimeUnit.MINUTES.toMillis(5);
 
     private PerfRun() {
     }
@@ -119,7 +117,7 @@ final class PerfRun {
 
     private static void server(final PerfConfig config, final PrintWriter out) {
         try (ServerSocket listener = SideChannel.listen(null, config.port())) {
-            final long acceptMs = Math.max(config.timeoutMs(), ACCEPT_MS);
+            final long acceptMs = config.acceptMs();
             out.printf("jdet perf server: listening on TCP port %d; waiting up to %d s for a client%n",
                 listener.getLocalPort(), TimeUnit.MILLISECONDS.toSeconds(acceptMs));
             out.flush();

@@ -11,12 +11,12 @@ import org.HdrHistogram.Histogram;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The phases of every test, the same for jdet and the baselines. After a barrier, a short probe (a few hundred
- * round trips, or one burst); the client then tells the server how many more warm-up and measured iterations follow
- * (COUNT), both meet at a second barrier, and the rest of the warm-up and the measured iterations run. With
- * automatic iterations the client sizes them from the probe's pace, so that the warm-up takes at most about
+ * The phases of every test, the same for jdet and the baselines: a short probe (a few hundred round trips, or one
+ * burst), the rest of the warm-up, and the measurement. Before each phase after the probe, the client tells the
+ * server how many iterations it has (COUNT) and both meet at a barrier. With automatic iterations the client sizes
+ * the warm-up from the probe's pace and the measurement from the warm-up's, so that the warm-up takes at most about
  * {@link #WARM_BUDGET_NS} and the measurement {@link #MEASURE_BUDGET_NS}: the default run stays short even on a
- * slow link or a loaded machine. Sequence numbers run on across phases.
+ * slow link or a loaded machine, and a fast test still runs its full count. Sequence numbers run on across phases.
  */
 final class Phases {
     /** The most warm-up time automatic sizing allows. */
@@ -32,15 +32,6 @@ final class Phases {
     }
 
     /**
-     * What follows the probe.
-     *
-     * @param warm  further warm-up iterations
-     * @param count measured iterations
-     */
-    private record Sizing(long warm, long count) {
-    }
-
-    /**
      * The client's ping-pong.
      *
      * @param step      the test and its counts (the most it may run)
@@ -53,14 +44,14 @@ final class Phases {
         final SideChannel side = end.side();
         final long probe = probe(step);
         side.barrier("start");
-        final Sizing sizing = size(step, end, probe, LatencyRig.warm(pingPong, 0, probe), 1);
-        side.send(Message.of("COUNT").with("warm", sizing.warm()).with("n", sizing.count()).build());
-        side.barrier("measure");
-        LatencyRig.warm(pingPong, probe, sizing.warm());
+        final long probeNs = LatencyRig.warm(pingPong, 0, probe);
+        final long warm = announce(side, "warm", warmCount(step, end, probe, probeNs, 1));
+        final long warmNs = LatencyRig.warm(pingPong, probe, warm);
+        final long count = announce(side, "measure", measureCount(step, end, probe, probeNs, warm, warmNs));
         final Histogram histogram = LatencyRig.newHistogram();
-        final long ns = LatencyRig.measure(pingPong, probe + sizing.warm(), sizing.count(), histogram);
-        return new LatencyResult(step.kind(), transport, step.size(), sizing.count(), probe + sizing.warm(), ns,
-            pingPong.polls(), histogram);
+        final long ns = LatencyRig.measure(pingPong, probe + warm, count, histogram);
+        return new LatencyResult(step.kind(), transport, step.size(), count, probe + warm, ns, pingPong.polls(),
+            histogram);
     }
 
     /**
@@ -75,9 +66,12 @@ final class Phases {
         final long probe = probe(step);
         side.barrier("start");
         LatencyRig.respond(pingPong, 0, probe);
-        final Message count = side.expect("COUNT");
+        final long warm = take(side, "warm");
+        side.barrier("warm");
+        LatencyRig.respond(pingPong, probe, warm);
+        final long count = take(side, "measure");
         side.barrier("measure");
-        LatencyRig.respond(pingPong, probe, count.number("warm") + count.number("n"));
+        LatencyRig.respond(pingPong, probe + warm, count);
     }
 
     /**
@@ -91,20 +85,20 @@ final class Phases {
      */
     static BandwidthResult send(final Step step, final End end, final Stream stream, final String transport) {
         final SideChannel side = end.side();
+        final int burst = step.burst();
         final long probe = probe(step);
         side.barrier("start");
-        final Sizing sizing = size(step, end, probe, BandwidthRig.send(stream, 0, probe, step.burst()),
-            step.burst());
-        side.send(Message.of("COUNT").with("warm", sizing.warm()).with("n", sizing.count()).build());
-        side.barrier("measure");
-        BandwidthRig.send(stream, probe, sizing.warm(), step.burst());
-        final long ns = BandwidthRig.send(stream, probe + sizing.warm(), sizing.count(), step.burst());
-        return new BandwidthResult(step.kind(), transport, step.size(), sizing.count(), probe + sizing.warm(),
-            step.burst(), ns, stream.polls());
+        final long probeNs = BandwidthRig.send(stream, 0, probe, burst);
+        final long warm = announce(side, "warm", warmCount(step, end, probe, probeNs, burst));
+        final long warmNs = BandwidthRig.send(stream, probe, warm, burst);
+        final long count = announce(side, "measure", measureCount(step, end, probe, probeNs, warm, warmNs));
+        final long ns = BandwidthRig.send(stream, probe + warm, count, burst);
+        return new BandwidthResult(step.kind(), transport, step.size(), count, probe + warm, burst, ns,
+            stream.polls());
     }
 
     /**
-     * The server's stream.
+     * The server's stream: it gets ready for each phase (posting receives) before the phase's barrier.
      *
      * @param step   the test and its counts
      * @param end    this end
@@ -112,15 +106,16 @@ final class Phases {
      */
     static void receive(final Step step, final End end, final Stream stream) {
         final SideChannel side = end.side();
-        final long probe = probe(step);
-        stream.expect(probe);
-        side.barrier("start");
-        stream.receive(probe, step.burst(), side);
-        final Message count = side.expect("COUNT");
-        final long total = probe + count.number("warm") + count.number("n");
+        long total = probe(step);
         stream.expect(total);
-        side.barrier("measure");
+        side.barrier("start");
         stream.receive(total, step.burst(), side);
+        for (final String phase : new String[] {"warm", "measure"}) {
+            total += take(side, phase);
+            stream.expect(total);
+            side.barrier(phase);
+            stream.receive(total, step.burst(), side);
+        }
     }
 
     /** The probe: part of the warm-up, a whole number of bursts for a stream. Both ends compute it alike. */
@@ -128,15 +123,39 @@ final class Phases {
         return Math.min(step.warmup(), step.kind().latency() ? PROBE_ROUND_TRIPS : step.burst());
     }
 
-    private static Sizing size(final Step step, final End end, final long probe, final long probeNs,
-                               final int burst) {
-        final long warm = step.warmup() - probe;
+    private static long announce(final SideChannel side, final String phase, final long count) {
+        side.send(Message.of("COUNT").with("phase", phase).with("n", count).build());
+        side.barrier(phase);
+        return count;
+    }
+
+    private static long take(final SideChannel side, final String phase) {
+        final Message count = side.expect("COUNT");
+        if (!phase.equals(count.text("phase"))) {
+            throw new PerfException("side channel: expected the count of the " + phase + " phase, got "
+                + count.text("phase"));
+        }
+        return count.number("n");
+    }
+
+    private static long warmCount(final Step step, final End end, final long probe, final long probeNs,
+                                  final int burst) {
+        final long rest = step.warmup() - probe;
         if (!end.adaptive() || probe == 0) {
-            return new Sizing(warm, step.iterations());
+            return rest;
         }
         final long perIteration = Math.max(1, probeNs / probe);
-        final long affordable = WARM_BUDGET_NS / perIteration / burst * burst;
-        return new Sizing(Math.min(warm, affordable), Math.clamp(MEASURE_BUDGET_NS / perIteration,
-            Math.min(MIN_MEASURED, step.iterations()), step.iterations()));
+        return Math.min(rest, WARM_BUDGET_NS / perIteration / burst * burst);
+    }
+
+    private static long measureCount(final Step step, final End end, final long probe, final long probeNs,
+                                     final long warm, final long warmNs) {
+        if (!end.adaptive() || probe + warm == 0) {
+            return step.iterations();
+        }
+        // The warm-up's pace, once the JIT has compiled the path; the probe's if the warm-up was too short.
+        final long perIteration = Math.max(1, warm >= probe ? warmNs / warm : probeNs / probe);
+        return Math.clamp(MEASURE_BUDGET_NS / perIteration, Math.min(MIN_MEASURED, step.iterations()),
+            step.iterations());
     }
 }

@@ -33,9 +33,11 @@ public final class SideChannel implements StopSignal, AutoCloseable {
     private final DataInputStream in;
     private final DataOutputStream out;
     private final int timeoutMs;
+    private final String peerName;
 
-    private SideChannel(final Socket socket, final long timeoutMs) throws IOException {
+    private SideChannel(final Socket socket, final long timeoutMs, final String peerName) throws IOException {
         this.socket = socket;
+        this.peerName = peerName;
         this.timeoutMs = (int) Math.min(Integer.MAX_VALUE, timeoutMs);
         socket.setTcpNoDelay(true);
         socket.setSoTimeout(this.timeoutMs);
@@ -58,7 +60,7 @@ public final class SideChannel implements StopSignal, AutoCloseable {
         try {
             socket.connect(new InetSocketAddress(InetAddress.getByName(host), port),
                 (int) Math.min(Integer.MAX_VALUE, timeoutMs));
-            return new SideChannel(socket, timeoutMs);
+            return new SideChannel(socket, timeoutMs, "server");
         } catch (final UnknownHostException e) {
             closeQuietly(socket);
             throw new PerfException("unknown host " + host, e);
@@ -103,7 +105,7 @@ public final class SideChannel implements StopSignal, AutoCloseable {
     public static SideChannel accept(final ServerSocket server, final long acceptMs, final long timeoutMs) {
         try {
             server.setSoTimeout((int) Math.min(Integer.MAX_VALUE, acceptMs));
-            return new SideChannel(server.accept(), timeoutMs);
+            return new SideChannel(server.accept(), timeoutMs, "client");
         } catch (final SocketTimeoutException e) {
             throw new PerfException("no client connected within " + acceptMs / 1000 + " s", e);
         } catch (final IOException e) {
@@ -135,7 +137,8 @@ public final class SideChannel implements StopSignal, AutoCloseable {
      * Receives the next message.
      *
      * @return the message
-     * @throws PerfException on timeout, a closed connection, or an {@link #ERROR} from the peer
+     * @throws PerfException on timeout, a closed connection, or an {@link #ERROR} from the peer (its message,
+     *                       prefixed with {@code server:} or {@code client:})
      */
     public Message receive() {
         final Message message;
@@ -155,7 +158,7 @@ public final class SideChannel implements StopSignal, AutoCloseable {
             throw new PerfException("the peer is gone (side channel: " + e.getMessage() + ")", e);
         }
         if (ERROR.equals(message.verb())) {
-            throw new PerfException("peer: " + message.fields().getOrDefault("message", "failed"));
+            throw new PerfException(peerName + ": " + message.fields().getOrDefault("message", "failed"));
         }
         return message;
     }
@@ -213,7 +216,7 @@ public final class SideChannel implements StopSignal, AutoCloseable {
     @Override
     public boolean awaitStop(final long timeoutNs) {
         try {
-            socket.setSoTimeout((int) Math.clamp(TimeUnit.NANOSECONDS.toMillis(timeoutNs), 1, Integer.MAX_VALUE));
+            socket.setSoTimeout(Math.clamp(TimeUnit.NANOSECONDS.toMillis(timeoutNs), 1, Integer.MAX_VALUE));
             buffered.mark(1);
             buffered.read();
             buffered.reset();

@@ -70,8 +70,9 @@ class CommandLineTest {
 
     @Test
     void shouldTimeOutCleanlyWhenTheServerNeverAnswers() throws Exception {
+        final Thread acceptor;
         try (ServerSocket silent = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            final Thread acceptor = Thread.ofVirtual().start(() -> {
+            acceptor = Thread.ofVirtual().start(() -> {
                 try (Socket socket = silent.accept(); InputStream in = socket.getInputStream()) {
                     in.transferTo(OutputStreamSink.INSTANCE);
                 } catch (final IOException e) {
@@ -84,9 +85,8 @@ class CommandLineTest {
                 assertEquals(1, run.status(), run::describe);
                 assertTrue(run.err().contains("timed out"), run::describe);
             });
-            silent.close();
-            acceptor.join(Duration.ofSeconds(10));
         }
+        acceptor.join(Duration.ofSeconds(10));
     }
 
     /** Discards what the client sends. */

@@ -20,8 +20,8 @@ class ConfigTest {
     private static PerfConfig config(final PerfConfig.Role role, final String nic, final String host,
                                      final long iterations, final int burst) {
         return new PerfConfig(role, nic, host, 0, List.of(TestKind.LAT_SEND, TestKind.BW_WRITE, TestKind.BW_ATOMIC),
-            List.of(8, 1 << 20), iterations, -1, burst, false, false, FaultPlan.NONE, 4, true, 30_000, null, null,
-            true);
+            List.of(8, 1 << 20), iterations, -1, burst, false, false, FaultPlan.NONE, 4, true, 30_000, 30_000, null,
+            null, true);
     }
 
     @Test

@@ -41,7 +41,7 @@ class PerfToolTest {
         final Run run = Run.of("perf", "--nic", "loop", "--sizes", "64,4K", "--iters", "200", "--burst", "50",
             "--json", json.toString(), "--plot", png.toString());
         assertEquals(0, run.status(), run::describe);
-        assertTrue(run.out().contains("DET Test Complete 200 iterations for buffer size 64"), run::describe);
+        assertTrue(run.out().contains("DET Test Complete for buffer size 64 (burst 50)"), run::describe);
         assertTrue(run.out().contains("Summary: jdet (jdet/loop) / baseline"), run::describe);
 
         final JsonNode root = new ObjectMapper().readTree(json.toFile());
@@ -118,6 +118,27 @@ class PerfToolTest {
         assertEquals(0, run.status(), run::describe);
         assertTrue(run.out().contains("faults injected"), run::describe);
         assertTrue(!run.out().contains("UDP ping-pong"), run::describe);
+    }
+
+    @Test
+    void shouldSizeAutomaticIterationsWithinTheirCaps() throws IOException {
+        final Path json = dir.resolve("auto.json");
+        final Run run = Run.of("perf", "--nic", "loop", "--sizes", "8,64K", "--tests", "lat-write,bw-read",
+            "--no-baselines", "--json", json.toString());
+        assertEquals(0, run.status(), run::describe);
+        final JsonNode root = new ObjectMapper().readTree(json.toFile());
+        for (final JsonNode figure : root.path("latency")) {
+            final long cap = figure.path("size").asInt() == 8 ? 10_000 : 1024;
+            final long iterations = figure.path("iterations").asLong();
+            assertTrue(iterations >= Math.min(100, cap) && iterations <= cap, figure::toString);
+            assertTrue(figure.path("warmup").asLong() <= cap / 2, figure::toString);
+        }
+        for (final JsonNode figure : root.path("bandwidth")) {
+            final long cap = figure.path("size").asInt() == 8 ? 20_000 : 4096;
+            final long messages = figure.path("messages").asLong();
+            assertTrue(messages >= 100 && messages <= cap, figure::toString);
+            assertEquals(0, figure.path("warmup").asLong() % figure.path("burst").asLong(), figure::toString);
+        }
     }
 
     @Test

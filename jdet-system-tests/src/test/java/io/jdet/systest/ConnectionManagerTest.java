@@ -26,7 +26,14 @@ class ConnectionManagerTest {
     @Test
     void shouldConnectExchangePrivateDataAndDisconnectGracefully() throws Exception {
         try (Det det = Det.open()) {
-            handshakeTwice(det, det);
+            handshakeTwice(det, det, "udp:127.0.0.1");
+        }
+    }
+
+    @Test
+    void shouldWorkOnTheInProcessFabricToo() throws Exception {
+        try (Det det = Det.open()) {
+            handshakeTwice(det, det, "loop:cm-test");
         }
     }
 
@@ -35,14 +42,15 @@ class ConnectionManagerTest {
         try (Det a = Det.open(FaultyUdpInProcessTest.faulty(11).ackTimeoutMs(2000));
              Det b = Det.open(FaultyUdpInProcessTest.faulty(12).ackTimeoutMs(2000))) {
             for (int i = 0; i < 5; i++) {
-                handshakeTwice(a, b);
+                handshakeTwice(a, b, "udp:127.0.0.1");
             }
         }
     }
 
-    private static void handshakeTwice(final Det serverDet, final Det clientDet) throws Exception {
-        try (Endpoint server = new Endpoint(serverDet, "udp:127.0.0.1", 1 << 16, 16);
-             Endpoint client = new Endpoint(clientDet, "udp:127.0.0.1", 1 << 16, 16);
+    private static void handshakeTwice(final Det serverDet, final Det clientDet, final String nicName)
+        throws Exception {
+        try (Endpoint server = new Endpoint(serverDet, nicName, 1 << 16, 16);
+             Endpoint client = new Endpoint(clientDet, nicName, 1 << 16, 16);
              ConnectionListener listener = server.nic.connectionManager().listen(SERVICE)) {
             for (int round = 0; round < 2; round++) {
                 final byte[] hello = ("hello " + round).getBytes(StandardCharsets.UTF_8);
@@ -127,7 +135,7 @@ class ConnectionManagerTest {
 
     @Test
     void shouldRunTheWorkloadOverAConnectionManagerHandshake() throws Exception {
-        try (Det det = Det.open();
+        try (Det det = Det.open(VerbsWorkload.configuration());
              Endpoint server = new Endpoint(det, "udp:127.0.0.1", VerbsWorkload.BUFFER_BYTES, 64);
              Endpoint client = new Endpoint(det, "udp:127.0.0.1", VerbsWorkload.BUFFER_BYTES, 64);
              ConnectionListener listener = server.nic.connectionManager().listen(SERVICE)) {

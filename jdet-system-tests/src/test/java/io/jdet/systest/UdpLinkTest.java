@@ -54,6 +54,42 @@ class UdpLinkTest {
     }
 
     @Test
+    void shouldWakeABlockedEventWaiterWhenADatagramArrives() {
+        try (Det det = Det.open()) {
+            final io.jdet.EventQueue events = det.createEvent(null);
+            final var nicA = det.openNic("udp:127.0.0.1", null);
+            final var nicB = det.openNic("udp:127.0.0.1", null);
+            final var pdA = nicA.allocPd();
+            final var pdB = nicB.allocPd();
+            final var cqA = nicA.createCq(8, null);
+            final var cqB = nicB.createCq(8, events);
+            final var qpA = pdA.createQp(io.jdet.QpCreate.of(cqA, 4, 1));
+            final var qpB = pdB.createQp(io.jdet.QpCreate.of(cqB, 4, 1));
+            qpA.modify(new QpModify().connect(nicB.address(), qpB.number()));
+            qpB.modify(new QpModify().connect(nicA.address(), qpA.number()));
+            qpB.recv(1, new io.jdet.DataSegment[0], 0);
+            cqB.arm(io.jdet.CqArm.NEXT_SIGNALED, 0);
+            // Nobody polls B: its progress thread, blocked in ppoll, must take the frame and fire the event.
+            final Thread sender = Thread.ofPlatform().start(() -> {
+                try {
+                    Thread.sleep(200);
+                } catch (final InterruptedException e) {
+                    return;
+                }
+                qpA.send(2, new io.jdet.DataSegment[0], 0, 0, 0);
+            });
+            final io.jdet.EventRecord record = new io.jdet.EventRecord();
+            events.waitOn(10_000_000, record);
+            assertEquals(io.jdet.EventCode.CQ_COMPLETION, record.code());
+            final WorkCompletion[] wc = {new WorkCompletion()};
+            assertEquals(1, cqB.poll(wc));
+            assertEquals(WcStatus.SUCCESS, wc[0].status());
+            assertEquals(WcType.RECV, wc[0].type());
+            sender.interrupt();
+        }
+    }
+
+    @Test
     void shouldRunEveryVerbBetweenTwoUdpNics() {
         try (Det det = Det.open(); Endpoint a = new Endpoint(det, "udp:127.0.0.1", 1 << 20, 32);
              Endpoint b = new Endpoint(det, "udp:127.0.0.1:0", 1 << 20, 32)) {

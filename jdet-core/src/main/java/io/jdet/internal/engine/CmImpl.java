@@ -29,6 +29,9 @@ final class CmImpl implements ConnectionManager {
     static final int REJECTED_BY_PEER = 1;
     /** Reject reason: nobody listens on the service id (or its backlog is full). */
     static final int NO_LISTENER = 2;
+    /** Requests remembered at most; beyond it a refusal is answered without being remembered (a flood of
+     *  requests cannot grow memory without bound). */
+    static final int MAX_REMEMBERED = 4096;
 
     private final NicImpl nic;
     private final CmWire wire;
@@ -295,15 +298,18 @@ final class CmImpl implements ConnectionManager {
         final CmRequest r = new CmRequest(this, peer, nic.link.describe(peer), key.id(), serviceId, Frame.srcQp(f),
             Frame.address(f), Frame.operand1(f), CmWire.privateData(f));
         final CmListener listener = listeners.get(serviceId);
-        incoming.put(key, r);
-        if (listener == null || listener.queue.size() >= CmListener.BACKLOG) {
+        if (listener == null || listener.queue.size() >= CmListener.BACKLOG || incoming.size() >= MAX_REMEMBERED) {
             r.state = CmRequest.REJECTED;
             r.reason = NO_LISTENER;
             r.retry = new CmRetry(nic.minRtoNs, System.nanoTime());
             r.retry.finish(System.nanoTime());
+            if (incoming.size() < MAX_REMEMBERED) {
+                incoming.put(key, r);
+            }
             sendAnswer(r);
             return;
         }
+        incoming.put(key, r);
         listener.queue.add(r);
         changed.signalAll();
     }

@@ -47,7 +47,7 @@ public record QpShape(TestKind kind, int size, int slots, int sqDepth, int rqDep
         if (kind == TestKind.BW_SEND) {
             // Every receive of the test is posted before its phase starts (up to the queue's limit): a receiving
             // thread descheduled on a loaded machine then cannot run the sender into receiver-not-ready.
-            final int depth = (int) Math.clamp(total, 1, MAX_RECEIVES);
+            final int depth = Math.clamp(total, 1, MAX_RECEIVES);
             return new QpShape(kind, msg, slots, sq, depth, depth, Math.min(MAX_CQ, sq + depth + 16));
         }
         return new QpShape(kind, msg, slots, sq, 1, 0, sq + 16);

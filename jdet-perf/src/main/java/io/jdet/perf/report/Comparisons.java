@@ -2,7 +2,6 @@ package io.jdet.perf.report;
 
 import io.jdet.perf.TestKind;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.OptionalDouble;
@@ -87,53 +86,54 @@ public final class Comparisons {
      * @return three targets, each with its status
      */
     public static List<Target> targets(final Results results) {
-        final List<Target> targets = new ArrayList<>();
+        return List.of(sendTarget(results), writeTarget(results), loopTarget(results));
+    }
+
+    private static Target sendTarget(final Results results) {
         final boolean loop = results.info().onLoop();
-        final List<Integer> sizes = results.info().sizes();
-        {
-            final StringBuilder details = new StringBuilder();
-            boolean all = true;
-            boolean any = false;
-            for (final int size : sizes) {
-                final OptionalDouble udp = RATIOS.get(0).at(results, size);
-                final OptionalDouble tcp = RATIOS.get(1).at(results, size);
-                if (udp.isPresent() && tcp.isPresent()) {
-                    any = true;
-                    all &= udp.getAsDouble() <= SEND_VS_UDP_TARGET && tcp.getAsDouble() < 1;
-                    details.append(String.format(Locale.ROOT, "%s: %.2fx udp, %.2fx tcp; ", label(size), udp.getAsDouble(),
-                        tcp.getAsDouble()));
-                }
+        final StringBuilder details = new StringBuilder();
+        boolean all = true;
+        boolean any = false;
+        for (final int size : results.info().sizes()) {
+            final OptionalDouble udp = RATIOS.get(0).at(results, size);
+            final OptionalDouble tcp = RATIOS.get(1).at(results, size);
+            if (udp.isPresent() && tcp.isPresent()) {
+                any = true;
+                all &= udp.getAsDouble() <= SEND_VS_UDP_TARGET && tcp.getAsDouble() < 1;
+                details.append(String.format(Locale.ROOT, "%s: %.2fx udp, %.2fx tcp; ", label(size),
+                    udp.getAsDouble(), tcp.getAsDouble()));
             }
-            targets.add(new Target("lat-send over UDP <= 1.3x udp-pingpong and below tcp-pingpong",
-                !any || loop ? "n/a" : all ? "met" : "not met",
-                (loop ? "jdet ran on loop, not UDP: " : "") + trim(details)));
         }
-        {
-            final StringBuilder details = new StringBuilder();
-            boolean all = true;
-            boolean any = false;
-            for (final int size : sizes) {
-                final OptionalDouble udp = RATIOS.get(4).at(results, size);
-                if (size >= 64 << 10 && udp.isPresent()) {
-                    any = true;
-                    all &= udp.getAsDouble() >= WRITE_VS_UDP_TARGET;
-                    details.append(String.format(Locale.ROOT, "%s: %.2fx; ", label(size), udp.getAsDouble()));
-                }
+        return new Target("lat-send over UDP <= 1.3x udp-pingpong and below tcp-pingpong",
+            !any || loop ? "n/a" : all ? "met" : "not met", (loop ? "jdet ran on loop, not UDP: " : "")
+            + (any ? trim(details) : "not measured"));
+    }
+
+    private static Target writeTarget(final Results results) {
+        final boolean loop = results.info().onLoop();
+        final StringBuilder details = new StringBuilder();
+        boolean all = true;
+        boolean any = false;
+        for (final int size : results.info().sizes()) {
+            final OptionalDouble udp = RATIOS.get(4).at(results, size);
+            if (size >= 64 << 10 && udp.isPresent()) {
+                any = true;
+                all &= udp.getAsDouble() >= WRITE_VS_UDP_TARGET;
+                details.append(String.format(Locale.ROOT, "%s: %.2fx; ", label(size), udp.getAsDouble()));
             }
-            targets.add(new Target("bw-write at >= 64K >= 0.8x udp-stream",
-                !any || loop ? "n/a" : all ? "met" : "not met",
-                (loop ? "jdet ran on loop: " : "") + (any ? trim(details) : "no size >= 64K measured")));
         }
-        {
-            final OptionalDouble best = results.latencies().stream().filter(r -> r.kind().jdet())
-                .mapToDouble(r -> r.percentileUs(50)).min();
-            targets.add(new Target("in-process one-way latency < 1 us",
-                !loop || best.isEmpty() ? "n/a" : best.getAsDouble() < LOOP_LATENCY_TARGET_US ? "met" : "not met",
-                !loop ? "run with --nic loop to measure it"
-                    : best.isEmpty() ? "no latency test ran"
-                    : String.format(Locale.ROOT, "best median %.3f us", best.getAsDouble())));
-        }
-        return targets;
+        return new Target("bw-write at >= 64K >= 0.8x udp-stream", !any || loop ? "n/a" : all ? "met" : "not met",
+            (loop ? "jdet ran on loop, not UDP: " : "") + (any ? trim(details) : "no size >= 64K measured"));
+    }
+
+    private static Target loopTarget(final Results results) {
+        final boolean loop = results.info().onLoop();
+        final OptionalDouble best = results.latencies().stream().filter(r -> r.kind().jdet())
+            .mapToDouble(r -> r.percentileUs(50)).min();
+        return new Target("in-process one-way latency < 1 us",
+            !loop || best.isEmpty() ? "n/a" : best.getAsDouble() < LOOP_LATENCY_TARGET_US ? "met" : "not met",
+            !loop ? "run with --nic loop to measure it" : best.isEmpty() ? "no latency test ran"
+                : String.format(Locale.ROOT, "best median %.3f us", best.getAsDouble()));
     }
 
     private static String label(final int size) {

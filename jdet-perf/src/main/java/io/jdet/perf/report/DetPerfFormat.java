@@ -15,14 +15,15 @@ public final class DetPerfFormat {
     }
 
     /**
-     * The heading of a size's block.
+     * The heading of a size's block. det_perf ran one count for every test; here each test has its own, printed
+     * as the {@code total} of its line.
      *
      * @param out   where
-     * @param iters iterations of the size's first test
+     * @param burst the burst size (det_perf's -B)
      * @param size  the size
      */
-    public static void heading(final PrintWriter out, final long iters, final int size) {
-        out.printf(Locale.ROOT, "%nDET Test Complete %d iterations for buffer size %d%n", iters, size);
+    public static void heading(final PrintWriter out, final int burst, final int size) {
+        out.printf(Locale.ROOT, "%nDET Test Complete for buffer size %d (burst %d)%n", size, burst);
     }
 
     /**
