@@ -25,7 +25,7 @@ final class Phases {
     /** The warm-up time of a step after its test's first. */
     static final long WARM_BUDGET_NS = TimeUnit.MILLISECONDS.toNanos(300);
     /** The warm-up time of a test's first step. */
-    static final long FIRST_WARM_NS = TimeUnit.MILLISECONDS.toNanos(1000);
+    static final long FIRST_WARM_NS = TimeUnit.MILLISECONDS.toNanos(600);
     /** The length of one warm-up chunk of a first step, so that each is sized from a recent pace. */
     static final long CHUNK_NS = TimeUnit.MILLISECONDS.toNanos(100);
     /** The measuring time automatic sizing aims for. */
