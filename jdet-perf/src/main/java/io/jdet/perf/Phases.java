@@ -12,23 +12,47 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The phases of every test, the same for jdet and the baselines: a short probe (a few hundred round trips, or one
- * burst), the rest of the warm-up, and the measurement. Before each phase after the probe, the client tells the
- * server how many iterations it has (COUNT) and both meet at a barrier. With automatic iterations the client sizes
- * the warm-up from the probe's pace and the measurement from the warm-up's, so that the warm-up takes at most about
- * {@link #WARM_BUDGET_NS} and the measurement {@link #MEASURE_BUDGET_NS}: the default run stays short even on a
- * slow link or a loaded machine, and a fast test still runs its full count. Sequence numbers run on across phases.
+ * burst), one or more warm-up chunks, and the measurement. Before each phase after the probe, the client tells the
+ * server how many iterations it has (COUNT, naming the phase) and both meet at a barrier; the server just follows.
+ *
+ * <p>With automatic iterations the client sizes each phase from the pace of the one before: the warm-up takes about
+ * {@link #WARM_BUDGET_NS}, or, in a test's first step, while the JIT compiles its path (and on two cores its
+ * compiler threads compete with both busy ends), chunks of {@link #CHUNK_NS} until {@link #FIRST_WARM_NS} has
+ * passed; the measurement aims at {@link #MEASURE_BUDGET_NS}. So the default run stays short on a slow link or a
+ * loaded machine, and a fast test still runs its full count. Sequence numbers run on across phases.
  */
 final class Phases {
-    /** The most warm-up time automatic sizing allows. */
+    /** The warm-up time of a step after its test's first. */
     static final long WARM_BUDGET_NS = TimeUnit.MILLISECONDS.toNanos(300);
-    /** The most measuring time automatic sizing aims for. */
+    /** The warm-up time of a test's first step. */
+    static final long FIRST_WARM_NS = TimeUnit.MILLISECONDS.toNanos(600);
+    /** The length of one warm-up chunk of a first step, so that each is sized from a recent pace. */
+    static final long CHUNK_NS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** The measuring time automatic sizing aims for. */
     static final long MEASURE_BUDGET_NS = TimeUnit.MILLISECONDS.toNanos(600);
     /** The fewest measured iterations automatic sizing picks. */
     static final long MIN_MEASURED = 100;
     /** Round trips of a ping-pong's probe. */
     static final long PROBE_ROUND_TRIPS = 200;
+    private static final String WARM = "warm";
+    private static final String MEASURE = "measure";
 
     private Phases() {
+    }
+
+    /** Runs iterations {@code first} to {@code first + count - 1} unmeasured and returns their wall time. */
+    @FunctionalInterface
+    private interface Runner {
+        long run(long first, long count);
+    }
+
+    /**
+     * The warm-up as run.
+     *
+     * @param count          warm-up iterations after the probe
+     * @param nsPerIteration the pace of the last chunk (or the probe)
+     */
+    private record Warmed(long count, long nsPerIteration) {
     }
 
     /**
@@ -45,17 +69,17 @@ final class Phases {
         final long probe = probe(step);
         side.barrier("start");
         final long probeNs = LatencyRig.warm(pingPong, 0, probe);
-        final long warm = announce(side, "warm", warmCount(step, end, probe, probeNs, 1));
-        final long warmNs = LatencyRig.warm(pingPong, probe, warm);
-        final long count = announce(side, "measure", measureCount(step, end, probe, probeNs, warm, warmNs));
+        final Warmed warmed = warmUp(step, end, probe, probeNs, 1,
+            (first, count) -> LatencyRig.warm(pingPong, first, count));
+        final long count = announce(side, MEASURE, measureCount(step, end, warmed));
         final Histogram histogram = LatencyRig.newHistogram();
-        final long ns = LatencyRig.measure(pingPong, probe + warm, count, histogram);
-        return new LatencyResult(step.kind(), transport, step.size(), count, probe + warm, ns, pingPong.polls(),
-            histogram);
+        final long ns = LatencyRig.measure(pingPong, probe + warmed.count(), count, histogram);
+        return new LatencyResult(step.kind(), transport, step.size(), count, probe + warmed.count(), ns,
+            pingPong.polls(), histogram);
     }
 
     /**
-     * The server's ping-pong.
+     * The server's ping-pong: it echoes each phase the client announces.
      *
      * @param step     the test and its counts
      * @param end      this end
@@ -63,15 +87,19 @@ final class Phases {
      */
     static void respond(final Step step, final End end, final PingPong pingPong) {
         final SideChannel side = end.side();
-        final long probe = probe(step);
+        long total = probe(step);
         side.barrier("start");
-        LatencyRig.respond(pingPong, 0, probe);
-        final long warm = take(side, "warm");
-        side.barrier("warm");
-        LatencyRig.respond(pingPong, probe, warm);
-        final long count = take(side, "measure");
-        side.barrier("measure");
-        LatencyRig.respond(pingPong, probe + warm, count);
+        LatencyRig.respond(pingPong, 0, total);
+        while (true) {
+            final Message count = side.expect("COUNT");
+            final long n = count.number("n");
+            side.barrier(count.text("phase"));
+            LatencyRig.respond(pingPong, total, n);
+            total += n;
+            if (MEASURE.equals(count.text("phase"))) {
+                return;
+            }
+        }
     }
 
     /**
@@ -89,16 +117,17 @@ final class Phases {
         final long probe = probe(step);
         side.barrier("start");
         final long probeNs = BandwidthRig.send(stream, 0, probe, burst);
-        final long warm = announce(side, "warm", warmCount(step, end, probe, probeNs, burst));
-        final long warmNs = BandwidthRig.send(stream, probe, warm, burst);
-        final long count = announce(side, "measure", measureCount(step, end, probe, probeNs, warm, warmNs));
-        final long ns = BandwidthRig.send(stream, probe + warm, count, burst);
-        return new BandwidthResult(step.kind(), transport, step.size(), count, probe + warm, burst, ns,
+        final Warmed warmed = warmUp(step, end, probe, probeNs, burst,
+            (first, count) -> BandwidthRig.send(stream, first, count, burst));
+        final long count = announce(side, MEASURE, measureCount(step, end, warmed));
+        final long ns = BandwidthRig.send(stream, probe + warmed.count(), count, burst);
+        return new BandwidthResult(step.kind(), transport, step.size(), count, probe + warmed.count(), burst, ns,
             stream.polls());
     }
 
     /**
-     * The server's stream: it gets ready for each phase (posting receives) before the phase's barrier.
+     * The server's stream: it gets ready for each phase the client announces (posting receives) before the phase's
+     * barrier, then takes part in it.
      *
      * @param step   the test and its counts
      * @param end    this end
@@ -110,11 +139,15 @@ final class Phases {
         stream.expect(total);
         side.barrier("start");
         stream.receive(total, step.burst(), side);
-        for (final String phase : new String[] {"warm", "measure"}) {
-            total += take(side, phase);
+        while (true) {
+            final Message count = side.expect("COUNT");
+            total += count.number("n");
             stream.expect(total);
-            side.barrier(phase);
+            side.barrier(count.text("phase"));
             stream.receive(total, step.burst(), side);
+            if (MEASURE.equals(count.text("phase"))) {
+                return;
+            }
         }
     }
 
@@ -123,39 +156,44 @@ final class Phases {
         return Math.min(step.warmup(), step.kind().latency() ? PROBE_ROUND_TRIPS : step.burst());
     }
 
+    private static Warmed warmUp(final Step step, final End end, final long probe, final long probeNs,
+                                 final int burst, final Runner runner) {
+        final SideChannel side = end.side();
+        if (!end.adaptive() || probe == 0) {
+            final long rest = step.warmup() - probe;
+            final long ns = runner.run(probe, announce(side, WARM, rest));
+            return new Warmed(rest, rest > 0 ? Math.max(1, ns / rest) : Math.max(1, probeNs / Math.max(1, probe)));
+        }
+        long pace = Math.max(1, probeNs / probe);
+        final long budget = step.first() ? FIRST_WARM_NS : WARM_BUDGET_NS;
+        final long cap = step.first() ? Long.MAX_VALUE : step.warmup() - probe;
+        long done = 0;
+        long spent = 0;
+        do {
+            final long chunkNs = step.first() ? Math.min(CHUNK_NS, budget - spent) : budget;
+            final long chunk = Math.min(cap - done, Math.max(burst, chunkNs / pace / burst * burst));
+            if (chunk <= 0) {
+                break;
+            }
+            final long ns = runner.run(probe + done, announce(side, WARM, chunk));
+            done += chunk;
+            spent += ns;
+            pace = Math.max(1, ns / chunk);
+        } while (step.first() && spent < budget);
+        return new Warmed(done, pace);
+    }
+
     private static long announce(final SideChannel side, final String phase, final long count) {
         side.send(Message.of("COUNT").with("phase", phase).with("n", count).build());
         side.barrier(phase);
         return count;
     }
 
-    private static long take(final SideChannel side, final String phase) {
-        final Message count = side.expect("COUNT");
-        if (!phase.equals(count.text("phase"))) {
-            throw new PerfException("side channel: expected the count of the " + phase + " phase, got "
-                + count.text("phase"));
-        }
-        return count.number("n");
-    }
-
-    private static long warmCount(final Step step, final End end, final long probe, final long probeNs,
-                                  final int burst) {
-        final long rest = step.warmup() - probe;
-        if (!end.adaptive() || probe == 0) {
-            return rest;
-        }
-        final long perIteration = Math.max(1, probeNs / probe);
-        return Math.min(rest, WARM_BUDGET_NS / perIteration / burst * burst);
-    }
-
-    private static long measureCount(final Step step, final End end, final long probe, final long probeNs,
-                                     final long warm, final long warmNs) {
-        if (!end.adaptive() || probe + warm == 0) {
+    private static long measureCount(final Step step, final End end, final Warmed warmed) {
+        if (!end.adaptive()) {
             return step.iterations();
         }
-        // The warm-up's pace, once the JIT has compiled the path; the probe's if the warm-up was too short.
-        final long perIteration = Math.max(1, warm >= probe ? warmNs / warm : probeNs / probe);
-        return Math.clamp(MEASURE_BUDGET_NS / perIteration, Math.min(MIN_MEASURED, step.iterations()),
+        return Math.clamp(MEASURE_BUDGET_NS / warmed.nsPerIteration(), Math.min(MIN_MEASURED, step.iterations()),
             step.iterations());
     }
 }

@@ -12,8 +12,9 @@ import java.util.List;
  * @param iterations measured round trips or messages
  * @param warmup     unmeasured ones before them (a whole number of bursts for a stream)
  * @param burst      messages per burst (1 for a ping-pong)
+ * @param first      whether it is the run's first step of its test, whose code the JIT has not compiled yet
  */
-public record Step(TestKind kind, int size, long iterations, long warmup, int burst) {
+public record Step(TestKind kind, int size, long iterations, long warmup, int burst, boolean first) {
 
     /**
      * Warm-up plus measured iterations.
@@ -43,7 +44,7 @@ public record Step(TestKind kind, int size, long iterations, long warmup, int bu
      */
     public static Step of(final Message message) {
         return new Step(TestKind.of(message.text("kind")), (int) message.number("size"), message.number("iters"),
-            message.number("warmup"), (int) message.number("burst"));
+            message.number("warmup"), (int) message.number("burst"), false);
     }
 
     /**
@@ -61,28 +62,28 @@ public record Step(TestKind kind, int size, long iterations, long warmup, int bu
             final int size = config.sizes().get(i);
             for (final TestKind kind : config.tests()) {
                 if (!kind.fixedSize() || i == 0) {
-                    steps.add(of(config, kind, kind.fixedSize() ? 8 : size));
+                    steps.add(of(config, kind, kind.fixedSize() ? 8 : size, i == 0));
                 }
             }
             if (config.baselines() && latency) {
-                steps.add(of(config, TestKind.UDP_PINGPONG, size));
-                steps.add(of(config, TestKind.TCP_PINGPONG, size));
+                steps.add(of(config, TestKind.UDP_PINGPONG, size, i == 0));
+                steps.add(of(config, TestKind.TCP_PINGPONG, size, i == 0));
             }
             if (config.baselines() && bandwidth) {
-                steps.add(of(config, TestKind.UDP_STREAM, size));
-                steps.add(of(config, TestKind.TCP_STREAM, size));
+                steps.add(of(config, TestKind.UDP_STREAM, size, i == 0));
+                steps.add(of(config, TestKind.TCP_STREAM, size, i == 0));
             }
         }
         return steps;
     }
 
-    private static Step of(final PerfConfig config, final TestKind kind, final int size) {
+    private static Step of(final PerfConfig config, final TestKind kind, final int size, final boolean first) {
         final long iterations = config.iterations(kind, size);
         if (kind.latency()) {
-            return new Step(kind, size, iterations, config.warmup(iterations), 1);
+            return new Step(kind, size, iterations, config.warmup(iterations), 1, first);
         }
         final int burst = config.burst(iterations);
         final long warmup = (config.warmup(iterations) + burst - 1) / burst * burst;
-        return new Step(kind, size, iterations, warmup, burst);
+        return new Step(kind, size, iterations, warmup, burst, first);
     }
 }

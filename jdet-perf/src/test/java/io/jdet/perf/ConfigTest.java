@@ -81,7 +81,9 @@ class ConfigTest {
                 assertEquals(0, step.warmup() % step.burst(), step::toString);
                 assertTrue(step.warmup() >= 125, step::toString);
             }
-            assertEquals(step, Step.of(step.toMessage("TEST")));
+            assertEquals(step.size() == 8, step.first(), step::toString);
+            assertEquals(new Step(step.kind(), step.size(), step.iterations(), step.warmup(), step.burst(), false),
+                Step.of(step.toMessage("TEST")));
         }
     }
 
