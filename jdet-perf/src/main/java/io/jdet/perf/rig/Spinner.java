@@ -67,6 +67,10 @@ public final class Spinner {
         if ((n & CHECK_MASK) != 0) {
             return;
         }
+        // A thousand empty polls in a row: something else (the JIT compiler, the peer's thread, the NIC's progress
+        // thread) probably needs this core; on 2 cores two spinning ends would otherwise starve the compiler and
+        // leave the first test running interpreted code.
+        Thread.yield();
         final long now = System.nanoTime();
         if (n == CHECK_MASK + 1) {
             deadlineNs = now + timeoutNs;
