@@ -115,7 +115,7 @@ public final class QpImpl implements QueuePair {
         nic.lock.lock();
         try {
             checkOpen();
-            return new QpAttributes(pd, sqCq, rqCq, state, nic.mtu, requester.capacity, responder.capacity, sqSges,
+            return new QpAttributes(pd, sqCq, rqCq, state, nic.mtu, requester.queue.capacity, responder.queue.capacity, sqSges,
                 rqSges, maxOr, maxIr, number, remoteQpNum, nic.address(), remoteAddress);
         } finally {
             nic.lock.unlock();
@@ -132,10 +132,10 @@ public final class QpImpl implements QueuePair {
         if (state != QpState.CONNECTED) {
             throw new DetException(Errno.ENOTCONN, "queue pair is " + state);
         }
-        if (requester.full()) {
-            throw new DetException(Errno.ENOSPC, "send queue full (" + requester.capacity + ")");
+        if (requester.queue.full()) {
+            throw new DetException(Errno.ENOSPC, "send queue full (" + requester.queue.capacity + ")");
         }
-        final SendWr w = requester.next(sqSges);
+        final SendWr w = requester.queue.next(sqSges);
         w.reset(id, kind, type, flags);
         return w;
     }
@@ -180,10 +180,10 @@ public final class QpImpl implements QueuePair {
             if (state != QpState.IDLE && state != QpState.CONNECTED) {
                 throw new DetException(Errno.ENOTCONN, "queue pair is " + state);
             }
-            if (responder.full()) {
-                throw new DetException(Errno.ENOSPC, "receive queue full (" + responder.capacity + ")");
+            if (responder.queue.full()) {
+                throw new DetException(Errno.ENOSPC, "receive queue full (" + responder.queue.capacity + ")");
             }
-            final RecvWr r = responder.next(rqSges);
+            final RecvWr r = responder.queue.next(rqSges);
             r.segments.load(nic, pd, segments, count, Access.LOCAL_WRITE);
             r.id = id;
             responder.post();
@@ -458,16 +458,16 @@ public final class QpImpl implements QueuePair {
             if (m.sqSize() < 0 || m.sqSize() > NicImpl.MAX_WQ_SIZE || m.sqSize() > 0 && sqCq == null) {
                 throw new DetException(Errno.EINVAL, "send queue size " + m.sqSize());
             }
-            if (m.sqSize() < requester.depth()) {
-                throw new DetException(Errno.EBUSY, "send queue holds " + requester.depth());
+            if (m.sqSize() < requester.queue.depth()) {
+                throw new DetException(Errno.EBUSY, "send queue holds " + requester.queue.depth());
             }
         }
         if ((flags & QpModify.RQ_SIZE) != 0) {
             if (m.rqSize() < 0 || m.rqSize() > NicImpl.MAX_WQ_SIZE || m.rqSize() > 0 && rqCq == null) {
                 throw new DetException(Errno.EINVAL, "receive queue size " + m.rqSize());
             }
-            if (m.rqSize() < responder.depth()) {
-                throw new DetException(Errno.EBUSY, "receive queue holds " + responder.depth());
+            if (m.rqSize() < responder.queue.depth()) {
+                throw new DetException(Errno.EBUSY, "receive queue holds " + responder.queue.depth());
             }
         }
         if ((flags & QpModify.MAX_OR) != 0) {
@@ -622,9 +622,9 @@ public final class QpImpl implements QueuePair {
     /** Frees work queue slots when a completion is polled. */
     void retire(final boolean receiveQueue, final int reap) {
         if (receiveQueue) {
-            responder.retire(reap);
+            responder.queue.retire(reap);
         } else {
-            requester.retire(reap);
+            requester.queue.retire(reap);
         }
     }
 

@@ -1,11 +1,10 @@
 package io.jdet.internal.engine;
 
 /** One receive queue slot. Preallocated and reused. */
-final class RecvWr {
-    final Scatter segments;
+final class RecvWr extends WorkRequest {
     long id;
 
     RecvWr(final int sges) {
-        segments = new Scatter(sges);
+        super(sges);
     }
 }

@@ -24,12 +24,7 @@ import static io.jdet.internal.wire.Frame.after;
 final class Requester {
     private final QpImpl qp;
     private final NicImpl nic;
-    int capacity;
-    private SendWr[] ring;
-    /** Oldest slot not yet freed by polling. */
-    long head;
-    /** Next slot to post into. */
-    long tail;
+    final WorkRing<SendWr> queue;
     /** Next work request to report. */
     long completeIdx;
     /** Next work request to admit. */
@@ -64,15 +59,15 @@ final class Requester {
     Requester(final QpImpl qp, final int size) {
         this.qp = qp;
         this.nic = qp.nic;
-        this.capacity = size;
-        this.ring = new SendWr[size];
+        this.queue = new WorkRing<>(size, SendWr::new);
         this.heldResponses = new HeldFrames(nic.reorder);
         reset();
     }
 
     void reset() {
         heldResponses.drop();
-        head = tail = completeIdx = admitIdx = ackScanIdx = txIdx = 0;
+        queue.clear();
+        completeIdx = admitIdx = ackScanIdx = txIdx = 0;
         nextSeq = txSeq = 1;
         lastAcked = highestSent = 0;
         nextMsgId = 0;
@@ -106,56 +101,26 @@ final class Requester {
 
     /** Whether every posted work request has completed. */
     boolean drained() {
-        return completeIdx == tail;
+        return completeIdx == queue.tail;
     }
 
-    boolean full() {
-        return tail - head >= capacity;
-    }
 
-    int depth() {
-        return (int) (tail - head);
-    }
 
-    private SendWr at(final long idx) {
-        return ring[(int) (idx % capacity)];
-    }
 
-    /** The slot at the tail, created on first use. */
-    SendWr next(final int sges) {
-        final int i = (int) (tail % capacity);
-        SendWr w = ring[i];
-        if (w == null || w.segments.regions.length < sges) {
-            w = new SendWr(sges);
-            ring[i] = w;
-        }
-        return w;
-    }
 
     void resize(final int size) {
-        final SendWr[] grown = new SendWr[size];
-        for (long i = head; i < tail; i++) {
-            grown[(int) ((i - head) % Math.max(size, 1))] = at(i);
-        }
-        final long shift = head;
-        head -= shift;
-        tail -= shift;
+        final long shift = queue.resize(size);
         completeIdx -= shift;
         admitIdx -= shift;
         ackScanIdx -= shift;
         txIdx = Math.max(0, txIdx - shift);
-        ring = grown;
-        capacity = size;
     }
 
-    void retire(final int reap) {
-        head = Math.min(tail, head + reap);
-    }
 
-    /** Commits the slot at the tail and starts transmitting. */
+    /** Commits the slot at the queue.tail and starts transmitting. */
     void post(final long now) {
-        at(tail).ordinal = tail;
-        tail++;
+        queue.at(queue.tail).ordinal = queue.tail;
+        queue.tail++;
         nic.counters.wrPosted++;
         pump(now);
     }
@@ -172,7 +137,7 @@ final class Requester {
                 rnrHoldUntilNs = 0;
             }
             if (txSeq == nextSeq) {
-                if (admitIdx == tail || !admit(at(admitIdx), now)) {
+                if (admitIdx == queue.tail || !admit(queue.at(admitIdx), now)) {
                     return;
                 }
                 continue;
@@ -184,10 +149,10 @@ final class Requester {
                 txSeq++; // going back: the peer holds this one already
                 continue;
             }
-            SendWr w = at(txIdx);
+            SendWr w = queue.at(txIdx);
             while (!contains(w, txSeq)) {
                 txIdx++;
-                w = at(txIdx);
+                w = queue.at(txIdx);
             }
             if (!transmit(w, txSeq, !after(txSeq, highestSent), now)) {
                 nic.txBlocked = true;
@@ -359,7 +324,7 @@ final class Requester {
             timedSeq = 0;
         }
         while (ackScanIdx < admitIdx) {
-            final SendWr w = at(ackScanIdx);
+            final SendWr w = queue.at(ackScanIdx);
             if (!w.isLocal()) {
                 if (after(w.endSeq, lastAcked)) {
                     break;
@@ -416,7 +381,7 @@ final class Requester {
     /** Reports finished work requests in post order; suppressed successes only add to the next reap count. */
     void completeWalk() {
         while (completeIdx < admitIdx) {
-            final SendWr w = at(completeIdx);
+            final SendWr w = queue.at(completeIdx);
             if (w.state != SendWr.DONE) {
                 return;
             }
@@ -486,7 +451,7 @@ final class Requester {
 
     private SendWr findBySeq(final int seq) {
         for (long i = completeIdx; i < admitIdx; i++) {
-            final SendWr w = at(i);
+            final SendWr w = queue.at(i);
             if (contains(w, seq)) {
                 return w;
             }
@@ -546,7 +511,7 @@ final class Requester {
     private boolean processResponse(final MemorySegment f, final int opcode, final int seq, final long now) {
         final int id = Frame.msgId(f);
         final int d = id - (int) completeIdx;
-        final SendWr w = d >= 0 && completeIdx + d < admitIdx ? at(completeIdx + d) : null;
+        final SendWr w = d >= 0 && completeIdx + d < admitIdx ? queue.at(completeIdx + d) : null;
         final boolean read = opcode == Frame.OP_READ_RESP;
         if (w == null || w.ordinal != completeIdx + d || w.state != SendWr.ACTIVE
             || read != (w.kind == SendWr.KIND_READ) || !w.needsResponse()) {
@@ -597,7 +562,7 @@ final class Requester {
             final boolean noTimeout = oldest != null && (oldest.flags & WrFlags.NO_TIMEOUT) != 0;
             if (!noTimeout && now - lastAckProgressNs >= nic.ackTimeoutNs) {
                 nic.counters.retryExceeded++;
-                fail(oldest != null ? oldest : at(completeIdx), WcStatus.RETRY_EXCEEDED,
+                fail(oldest != null ? oldest : queue.at(completeIdx), WcStatus.RETRY_EXCEEDED,
                     EventCode.ACK_TIMEOUT.code());
                 return;
             }
@@ -608,7 +573,7 @@ final class Requester {
             lastProgressNs = now;
         } else if (orDepth > 0 && !after(highestSent, lastAcked) && now - lastResponseNs >= nic.ackTimeoutNs) {
             for (long i = completeIdx; i < admitIdx; i++) {
-                final SendWr w = at(i);
+                final SendWr w = queue.at(i);
                 if (w.needsResponse() && w.state == SendWr.ACTIVE) {
                     nic.counters.retryExceeded++;
                     fail(w, WcStatus.RETRY_EXCEEDED, EventCode.ACK_TIMEOUT.code());
@@ -626,8 +591,8 @@ final class Requester {
      */
     int flush() {
         int flushed = 0;
-        for (long i = completeIdx; i < tail; i++) {
-            final SendWr w = at(i);
+        for (long i = completeIdx; i < queue.tail; i++) {
+            final SendWr w = queue.at(i);
             final int reap = pendingReap + 1;
             pendingReap = 0;
             flushed++;
@@ -640,7 +605,7 @@ final class Requester {
             w.window = null;
             w.bindRegion = null;
         }
-        completeIdx = admitIdx = ackScanIdx = txIdx = tail;
+        completeIdx = admitIdx = ackScanIdx = txIdx = queue.tail;
         orDepth = 0;
         txSeq = nextSeq;
         highestSent = lastAcked = nextSeq - 1;

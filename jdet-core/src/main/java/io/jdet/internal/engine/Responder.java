@@ -29,10 +29,7 @@ final class Responder {
 
     private final QpImpl qp;
     private final NicImpl nic;
-    int capacity;
-    private RecvWr[] ring;
-    long head;
-    long tail;
+    final WorkRing<RecvWr> queue;
     /** Next receive a message will consume. */
     private long consume;
     /** Next in-order request sequence number expected. */
@@ -71,8 +68,7 @@ final class Responder {
     Responder(final QpImpl qp, final int size, final int inboundSize) {
         this.qp = qp;
         this.nic = qp.nic;
-        this.capacity = size;
-        this.ring = new RecvWr[size];
+        this.queue = new WorkRing<>(size, RecvWr::new);
         this.heldRequests = new HeldFrames(nic.reorder);
         resizeInbound(inboundSize);
         reset();
@@ -88,7 +84,8 @@ final class Responder {
 
     void reset() {
         heldRequests.drop();
-        head = tail = consume = 0;
+        queue.clear();
+        consume = 0;
         reqExpected = 1;
         expectedMsgId = 0;
         iqHead = iqTail = iqTxIdx = 0;
@@ -120,48 +117,19 @@ final class Responder {
         return !after(rspNextSeq - 1, rspLastAcked);
     }
 
-    boolean full() {
-        return tail - head >= capacity;
-    }
 
-    int depth() {
-        return (int) (tail - head);
-    }
 
-    private RecvWr at(final long idx) {
-        return ring[(int) (idx % capacity)];
-    }
 
-    RecvWr next(final int sges) {
-        final int i = (int) (tail % capacity);
-        RecvWr r = ring[i];
-        if (r == null || r.segments.regions.length < sges) {
-            r = new RecvWr(sges);
-            ring[i] = r;
-        }
-        return r;
-    }
 
     void post() {
-        tail++;
+        queue.tail++;
         nic.counters.recvPosted++;
     }
 
-    void retire(final int reap) {
-        head = Math.min(tail, head + reap);
-    }
 
     void resize(final int size) {
-        final RecvWr[] grown = new RecvWr[size];
-        for (long i = head; i < tail; i++) {
-            grown[(int) ((i - head) % Math.max(size, 1))] = at(i);
-        }
-        final long shift = head;
-        head -= shift;
-        tail -= shift;
+        final long shift = queue.resize(size);
         consume -= shift;
-        ring = grown;
-        capacity = size;
     }
 
     // ---------------------------------------------------------------- requests in
@@ -248,13 +216,13 @@ final class Responder {
         final int n = Frame.payloadLength(f);
         final int total = Frame.length(f);
         final int flags = Frame.flags(f);
-        if (consume == tail) {
+        if (consume == queue.tail) {
             if (offset == 0) {
                 return RNR;
             }
             return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_MSG_ID);
         }
-        final RecvWr r = at(consume);
+        final RecvWr r = queue.at(consume);
         if (Frame.msgId(f) != expectedMsgId) {
             return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_MSG_ID);
         }
@@ -301,7 +269,7 @@ final class Responder {
         final boolean immediate = (flags & Frame.FLAG_IMMEDIATE) != 0;
         final int n = Frame.payloadLength(f);
         if (immediate) {
-            if (consume == tail) {
+            if (consume == queue.tail) {
                 return Frame.offset(f) == 0 ? RNR : error(WcStatus.INVALID_REQUEST, EventCode.INVALID_MSG_ID);
             }
             if (Frame.msgId(f) != expectedMsgId) {
@@ -320,7 +288,7 @@ final class Responder {
             if ((flags & Frame.FLAG_SOLICITED) != 0) {
                 wcFlags |= WcFlags.SOLICITED;
             }
-            completeReceive(at(consume), WcStatus.SUCCESS, wcFlags, Frame.length(f), Frame.immediate(f), 0);
+            completeReceive(queue.at(consume), WcStatus.SUCCESS, wcFlags, Frame.length(f), Frame.immediate(f), 0);
         }
         return OK;
     }
@@ -543,11 +511,11 @@ final class Responder {
     void flush() {
         heldRequests.drop();
         int flushed = 0;
-        for (long i = consume; i < tail; i++) {
+        for (long i = consume; i < queue.tail; i++) {
             flushed++;
-            qp.rqCq.append(at(i).id, WcStatus.FLUSHED, WcType.RECV, 0, 0, 0, 0, 1, qp, true);
+            qp.rqCq.append(queue.at(i).id, WcStatus.FLUSHED, WcType.RECV, 0, 0, 0, 0, 1, qp, true);
         }
-        consume = tail;
+        consume = queue.tail;
         for (long i = iqHead; i < iqTail; i++) {
             inbound[(int) (i % inbound.length)].region = null;
         }

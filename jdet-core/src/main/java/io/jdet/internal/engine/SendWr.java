@@ -4,7 +4,7 @@ import io.jdet.WcStatus;
 import io.jdet.WcType;
 
 /** One send queue slot: a posted work request and its protocol progress. Preallocated and reused. */
-final class SendWr {
+final class SendWr extends WorkRequest {
     static final int QUEUED = 0;
     static final int ACTIVE = 1;
     static final int DONE = 2;
@@ -19,7 +19,6 @@ final class SendWr {
     static final int KIND_BIND_TYPE2 = 6;
     static final int KIND_LOCAL_INVALIDATE = 7;
 
-    final Scatter segments;
     long id;
     int kind;
     WcType type;
@@ -47,7 +46,7 @@ final class SendWr {
     int bytesReceived;
 
     SendWr(final int sges) {
-        segments = new Scatter(sges);
+        super(sges);
     }
 
     void reset(final long wrId, final int wrKind, final WcType wcType, final int wrFlags) {
