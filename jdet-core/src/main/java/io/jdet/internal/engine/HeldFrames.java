@@ -1,6 +1,11 @@
 package io.jdet.internal.engine;
 
+import io.jdet.QpState;
+import io.jdet.internal.wire.Frame;
+
 import java.lang.foreign.MemorySegment;
+
+import static io.jdet.internal.wire.Frame.after;
 
 /**
  * The receiving side of selective acknowledgement for one stream: frames that arrived beyond a gap, held in the
@@ -15,6 +20,7 @@ final class HeldFrames {
     static final int HELD = 0;
     static final int DUPLICATE = 1;
     static final int DROPPED = 2;
+    static final int PROCESSED = 3;
 
     private final ReorderPool pool;
     private final int[] slots = new int[RANGE];
@@ -25,6 +31,57 @@ final class HeldFrames {
 
     HeldFrames(final ReorderPool pool) {
         this.pool = pool;
+    }
+
+    /**
+     * Delivers a frame of the stream in order: runs it if it is the next one expected, and then every held frame
+     * that now follows it, as if each had just arrived; holds it if it lies beyond a gap.
+     *
+     * @param stream the stream's receiving end
+     * @param qp     its queue pair: held frames run only while it stays connected
+     * @param f      the frame
+     * @param opcode its opcode
+     * @param now    the current time
+     * @return {@link #PROCESSED}, or for a frame that was not the next one {@link #HELD}, {@link #DUPLICATE} or
+     *         {@link #DROPPED}: the caller counts it and acknowledges at once, so the sender repairs the gap
+     */
+    int deliver(final OrderedStream stream, final QpImpl qp, final MemorySegment f, final int opcode,
+                final long now) {
+        final int seq = Frame.seq(f);
+        final int expected = stream.expected();
+        if (seq != expected) {
+            return after(expected, seq) ? DUPLICATE : hold(f, seq, expected);
+        }
+        if (!stream.process(f, opcode, seq, now)) {
+            return PROCESSED;
+        }
+        for (int slot = advance(stream.expected()); slot >= 0; slot = advance(stream.expected())) {
+            if (qp.state != QpState.CONNECTED) {
+                release(slot);
+                return PROCESSED;
+            }
+            final MemorySegment next = frame(slot);
+            final boolean ok = stream.process(next, Frame.opcode(next), stream.expected(), now);
+            release(slot);
+            if (!ok) {
+                return PROCESSED; // not ready (or failed): it is the gap now, and the sender resends it
+            }
+        }
+        return PROCESSED;
+    }
+
+    /**
+     * Counts a frame {@link #deliver} did not process.
+     *
+     * @param outcome  what {@link #deliver} returned
+     * @param counters the NIC's counters
+     */
+    static void count(final int outcome, final Counters counters) {
+        switch (outcome) {
+            case HELD -> counters.stashed++;
+            case DUPLICATE -> counters.duplicates++;
+            default -> counters.outOfOrder++;
+        }
     }
 
     /**

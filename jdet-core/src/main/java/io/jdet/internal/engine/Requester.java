@@ -21,7 +21,7 @@ import static io.jdet.internal.wire.Frame.after;
  * arrived in order. Loss is repaired by going back to the first unacknowledged frame after a retransmission
  * timeout that follows the measured round-trip time with exponential back-off. Engine lock held throughout.
  */
-final class Requester {
+final class Requester implements OrderedStream {
     private final QpImpl qp;
     private final NicImpl nic;
     final WorkRing<SendWr> queue;
@@ -473,42 +473,21 @@ final class Requester {
      * RESPONSE_SACK); held responses are processed in order when the gap fills.
      */
     void onResponse(final MemorySegment f, final int opcode, final long now) {
-        final int seq = Frame.seq(f);
-        if (seq != rspExpected) {
-            if (after(rspExpected, seq)) {
-                nic.counters.duplicates++;
-            } else {
-                final int held = heldResponses.hold(f, seq, rspExpected);
-                if (held == HeldFrames.HELD) {
-                    nic.counters.stashed++;
-                } else if (held == HeldFrames.DUPLICATE) {
-                    nic.counters.duplicates++;
-                } else {
-                    nic.counters.outOfOrder++;
-                }
-            }
-            nic.sendResponseAck(qp);
-            return;
-        }
-        if (!processResponse(f, opcode, seq, now)) {
-            return;
-        }
-        for (int slot = heldResponses.advance(rspExpected); slot >= 0; slot = heldResponses.advance(rspExpected)) {
-            if (qp.state != io.jdet.QpState.CONNECTED) {
-                heldResponses.release(slot);
-                return;
-            }
-            final MemorySegment next = heldResponses.frame(slot);
-            final boolean ok = processResponse(next, Frame.opcode(next), rspExpected, now);
-            heldResponses.release(slot);
-            if (!ok) {
-                return;
-            }
+        final int outcome = heldResponses.deliver(this, qp, f, opcode, now);
+        if (outcome != HeldFrames.PROCESSED) {
+            HeldFrames.count(outcome, nic.counters);
+            nic.sendResponseAck(qp); // at once, with the selective-ack bits
         }
     }
 
+    @Override
+    public int expected() {
+        return rspExpected;
+    }
+
     /** Runs the in-order response {@code seq}; true if {@link #rspExpected} advanced and the pair is connected. */
-    private boolean processResponse(final MemorySegment f, final int opcode, final int seq, final long now) {
+    @Override
+    public boolean process(final MemorySegment f, final int opcode, final int seq, final long now) {
         final int id = Frame.msgId(f);
         final int d = id - (int) completeIdx;
         final SendWr w = d >= 0 && completeIdx + d < admitIdx ? queue.at(completeIdx + d) : null;

@@ -24,7 +24,7 @@ import static io.jdet.internal.wire.Frame.after;
  * receiver-not-ready NAK and left for the peer to retry; any other failure is answered with a NAK naming the
  * status, and the queue pair enters ERROR. Engine lock held throughout.
  */
-final class Responder {
+final class Responder implements OrderedStream {
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
 
     private final QpImpl qp;
@@ -135,39 +135,16 @@ final class Responder {
     // ---------------------------------------------------------------- requests in
 
     void onRequest(final MemorySegment f, final int opcode, final long now) {
-        final int seq = Frame.seq(f);
-        if (seq != reqExpected) {
-            if (after(reqExpected, seq)) {
-                nic.counters.duplicates++;
-            } else {
-                final int held = heldRequests.hold(f, seq, reqExpected);
-                if (held == HeldFrames.HELD) {
-                    nic.counters.stashed++;
-                } else if (held == HeldFrames.DUPLICATE) {
-                    nic.counters.duplicates++;
-                } else {
-                    nic.counters.outOfOrder++;
-                }
-            }
+        final int outcome = heldRequests.deliver(this, qp, f, opcode, now);
+        if (outcome != HeldFrames.PROCESSED) {
+            HeldFrames.count(outcome, nic.counters);
             nic.sendAck(qp); // at once, with the selective-ack bits: the sender repairs the gap without a timeout
-            return;
         }
-        if (!process(f, opcode, seq, now)) {
-            return;
-        }
-        // Requests that arrived beyond the gap now follow in order, as if they had just arrived.
-        for (int slot = heldRequests.advance(reqExpected); slot >= 0; slot = heldRequests.advance(reqExpected)) {
-            if (qp.state != io.jdet.QpState.CONNECTED) {
-                heldRequests.release(slot);
-                return;
-            }
-            final MemorySegment next = heldRequests.frame(slot);
-            final boolean ok = process(next, Frame.opcode(next), reqExpected, now);
-            heldRequests.release(slot);
-            if (!ok) {
-                return; // not ready (or failed): it is the gap now, and the sender resends it
-            }
-        }
+    }
+
+    @Override
+    public int expected() {
+        return reqExpected;
     }
 
     /**
@@ -175,7 +152,8 @@ final class Responder {
      *
      * @return true if it was accepted (and {@link #reqExpected} advanced)
      */
-    private boolean process(final MemorySegment f, final int opcode, final int seq, final long now) {
+    @Override
+    public boolean process(final MemorySegment f, final int opcode, final int seq, final long now) {
         // Count the request as received before handling it, so that a read or atomic response sent from inside
         // the handler acknowledges its own request (as in InfiniBand). Otherwise a read completes at the requester
         // while its request is still unacknowledged, and a retransmission timeout before the delayed ack goes back
