@@ -75,8 +75,9 @@ final class Responder implements OrderedStream {
     }
 
     void resizeInbound(final int size) {
-        inbound = new InboundResponse[size];
-        for (int i = 0; i < size; i++) {
+        // A power of two, so that a position maps to its entry with a mask; max_ir still bounds the occupancy.
+        inbound = new InboundResponse[Integer.highestOneBit(Math.max(1, size) * 2 - 1)];
+        for (int i = 0; i < inbound.length; i++) {
             inbound[i] = new InboundResponse();
         }
         iqHead = iqTail = iqTxIdx = 0;
@@ -282,7 +283,7 @@ final class Responder implements OrderedStream {
     }
 
     private int onRead(final MemorySegment f, final long now) {
-        if (iqTail - iqHead >= Math.min(inbound.length, Math.max(qp.maxIr, 0)) ) {
+        if (iqTail - iqHead >= Math.max(qp.maxIr, 0)) {
             return error(WcStatus.INVALID_REQUEST, EventCode.MAX_IR_EXCEEDED);
         }
         final int length = Frame.length(f);
@@ -300,7 +301,7 @@ final class Responder implements OrderedStream {
             region = nic.remoteRegion;
             offset = nic.remoteOffset;
         }
-        final InboundResponse e = inbound[(int) (iqTail % inbound.length)];
+        final InboundResponse e = inbound[(int) iqTail & inbound.length - 1];
         e.read = true;
         e.msgId = Frame.msgId(f);
         e.region = region;
@@ -314,7 +315,7 @@ final class Responder implements OrderedStream {
         if (opcode != Frame.OP_COMP_EXCH && opcode != Frame.OP_FETCH_ADD) {
             return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_OPCODE);
         }
-        if (iqTail - iqHead >= Math.min(inbound.length, Math.max(qp.maxIr, 0))) {
+        if (iqTail - iqHead >= Math.max(qp.maxIr, 0)) {
             return error(WcStatus.INVALID_REQUEST, EventCode.MAX_IR_EXCEEDED);
         }
         final int status = nic.resolveRemote(qp, Frame.key(f), Frame.address(f), 8, Access.REMOTE_ATOMIC, true);
@@ -330,7 +331,7 @@ final class Responder implements OrderedStream {
             ? (long) LONG.compareAndExchange(target, at, Frame.operand1(f), Frame.operand2(f))
             : (long) LONG.getAndAdd(target, at, Frame.operand1(f));
         nic.counters.atomicsExecuted++;
-        final InboundResponse e = inbound[(int) (iqTail % inbound.length)];
+        final InboundResponse e = inbound[(int) iqTail & inbound.length - 1];
         e.read = false;
         e.msgId = Frame.msgId(f);
         e.region = null;
@@ -359,10 +360,10 @@ final class Responder implements OrderedStream {
                 rspTxSeq++; // going back: the peer holds this one already
                 continue;
             }
-            InboundResponse e = inbound[(int) (iqTxIdx % inbound.length)];
+            InboundResponse e = inbound[(int) iqTxIdx & inbound.length - 1];
             while (after(rspTxSeq, e.endSeq)) {
                 iqTxIdx++;
-                e = inbound[(int) (iqTxIdx % inbound.length)];
+                e = inbound[(int) iqTxIdx & inbound.length - 1];
             }
             if (!transmit(e, rspTxSeq, !after(rspTxSeq, rspHighestSent))) {
                 nic.txBlocked = true;
@@ -417,8 +418,8 @@ final class Responder implements OrderedStream {
             rspLastAcked = ack;
             rspLastProgressNs = now;
             rspLastAckProgressNs = now;
-            while (iqHead < iqTail && !after(inbound[(int) (iqHead % inbound.length)].endSeq, ack)) {
-                inbound[(int) (iqHead % inbound.length)].region = null;
+            while (iqHead < iqTail && !after(inbound[(int) iqHead & inbound.length - 1].endSeq, ack)) {
+                inbound[(int) iqHead & inbound.length - 1].region = null;
                 iqHead++;
             }
             if (!after(rspTxSeq, rspLastAcked)) {
@@ -446,7 +447,7 @@ final class Responder implements OrderedStream {
             if (!scoreboard.isSacked(seq, rspLastAcked)) {
                 InboundResponse e = null;
                 for (long i = iqHead; i < iqTail && e == null; i++) {
-                    final InboundResponse c = inbound[(int) (i % inbound.length)];
+                    final InboundResponse c = inbound[(int) i & inbound.length - 1];
                     if (!after(c.startSeq, seq) && !after(seq, c.endSeq)) {
                         e = c;
                     }
@@ -495,7 +496,7 @@ final class Responder implements OrderedStream {
         }
         consume = queue.tail;
         for (long i = iqHead; i < iqTail; i++) {
-            inbound[(int) (i % inbound.length)].region = null;
+            inbound[(int) i & inbound.length - 1].region = null;
         }
         iqHead = iqTail = iqTxIdx = 0;
         rspTxSeq = rspNextSeq;

@@ -13,7 +13,10 @@ import java.util.function.IntFunction;
  */
 final class WorkRing<T extends WorkRequest> {
     private final IntFunction<T> factory;
+    /** Slots, a power of two at least {@link #capacity}, so a position maps to its slot with a mask. */
     private WorkRequest[] slots;
+    private int mask;
+    /** The queue's depth limit, as created or resized. */
     int capacity;
     long head;
     long tail;
@@ -21,7 +24,12 @@ final class WorkRing<T extends WorkRequest> {
     WorkRing(final int capacity, final IntFunction<T> factory) {
         this.factory = factory;
         this.capacity = capacity;
-        this.slots = new WorkRequest[capacity];
+        this.slots = new WorkRequest[slotCount(capacity)];
+        this.mask = slots.length - 1;
+    }
+
+    private static int slotCount(final int capacity) {
+        return Math.max(1, Integer.highestOneBit(Math.max(1, capacity) * 2 - 1));
     }
 
     boolean full() {
@@ -34,12 +42,12 @@ final class WorkRing<T extends WorkRequest> {
 
     @SuppressWarnings("unchecked")
     T at(final long position) {
-        return (T) slots[(int) (position % capacity)];
+        return (T) slots[(int) position & mask];
     }
 
     /** The slot at the tail, for a work request of up to {@code sges} elements; not yet posted. */
     T next(final int sges) {
-        final int i = (int) (tail % capacity);
+        final int i = (int) tail & mask;
         @SuppressWarnings("unchecked")
         T w = (T) slots[i];
         if (w == null || w.segments.regions.length < sges) {
@@ -65,14 +73,15 @@ final class WorkRing<T extends WorkRequest> {
      * @return how far positions moved: the caller subtracts it from its own positions into this ring
      */
     long resize(final int size) {
-        final WorkRequest[] grown = new WorkRequest[size];
+        final WorkRequest[] grown = new WorkRequest[slotCount(size)];
         for (long i = head; i < tail; i++) {
-            grown[(int) ((i - head) % Math.max(size, 1))] = at(i);
+            grown[(int) (i - head)] = at(i);
         }
         final long shift = head;
         head -= shift;
         tail -= shift;
         slots = grown;
+        mask = grown.length - 1;
         capacity = size;
         return shift;
     }
