@@ -24,8 +24,13 @@ import java.util.concurrent.TimeUnit;
 final class Phases {
     /** The warm-up time of a step after its test's first. */
     static final long WARM_BUDGET_NS = TimeUnit.MILLISECONDS.toNanos(300);
-    /** The warm-up time of a test's first step. */
-    static final long FIRST_WARM_NS = TimeUnit.MILLISECONDS.toNanos(600);
+    /**
+     * The warm-up time of a test's first step: long enough for C2 to compile the test's path although two
+     * busy-polling ends leave the compiler thread little CPU on a 2-core machine. With 0.6 s the first test of a
+     * run measured tier-3 code at 2-3 times its steady-state latency (ruled in by -XX:TieredStopAtLevel=1, which
+     * made the penalty vanish); with 2.5 s the default run takes about 33 s.
+     */
+    static final long FIRST_WARM_NS = TimeUnit.MILLISECONDS.toNanos(2500);
     /** The length of one warm-up chunk of a first step, so that each is sized from a recent pace. */
     static final long CHUNK_NS = TimeUnit.MILLISECONDS.toNanos(100);
     /** The measuring time automatic sizing aims for. */
