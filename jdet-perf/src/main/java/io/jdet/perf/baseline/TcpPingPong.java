@@ -20,18 +20,7 @@ public final class TcpPingPong extends BaselineIo implements PingPong {
     }
 
     @Override
-    public void roundTrip(final long seq) {
-        send(seq);
-        receive(seq);
-    }
-
-    @Override
-    public void echo(final long seq) {
-        receive(seq);
-        send(seq);
-    }
-
-    private void send(final long seq) {
+    public void send(final long seq) {
         if (verify) {
             pattern.fill(sendMemory, 0, size, seq);
         }
@@ -39,7 +28,8 @@ public final class TcpPingPong extends BaselineIo implements PingPong {
         writeAll();
     }
 
-    private void receive(final long seq) {
+    @Override
+    public void receive(final long seq) {
         recvBuffer.clear().limit(size);
         while (recvBuffer.hasRemaining()) {
             readSome();

@@ -26,18 +26,7 @@ public final class UdpPingPong extends BaselineIo implements PingPong {
     }
 
     @Override
-    public void roundTrip(final long seq) {
-        send(seq);
-        receive(seq);
-    }
-
-    @Override
-    public void echo(final long seq) {
-        receive(seq);
-        send(seq);
-    }
-
-    private void send(final long seq) {
+    public void send(final long seq) {
         if (verify) {
             pattern.fill(sendMemory, 0, size, seq);
         }
@@ -47,7 +36,8 @@ public final class UdpPingPong extends BaselineIo implements PingPong {
         }
     }
 
-    private void receive(final long seq) {
+    @Override
+    public void receive(final long seq) {
         for (int f = 0; f < fragments; f++) {
             final int start = Datagrams.start(f);
             final int length = Datagrams.end(size, f) - start;

@@ -52,18 +52,7 @@ public final class JdetPingPong implements PingPong, JdetQp.ReceiveSink {
     }
 
     @Override
-    public void roundTrip(final long seq) {
-        post(seq);
-        awaitArrival(seq);
-    }
-
-    @Override
-    public void echo(final long seq) {
-        awaitArrival(seq);
-        post(seq);
-    }
-
-    private void post(final long seq) {
+    public void send(final long seq) {
         q.awaitSends(1);
         final long offset = (seq & 1) * size;
         final MemorySegment buffer = q.sendBuffer();
@@ -81,7 +70,8 @@ public final class JdetPingPong implements PingPong, JdetQp.ReceiveSink {
         q.posted();
     }
 
-    private void awaitArrival(final long seq) {
+    @Override
+    public void receive(final long seq) {
         if (pollLastByte) {
             final byte marker = Pattern.marker(seq);
             final MemorySegment buffer = q.recvBuffer();

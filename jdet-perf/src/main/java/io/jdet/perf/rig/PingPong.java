@@ -8,18 +8,38 @@ package io.jdet.perf.rig;
 public interface PingPong extends AutoCloseable {
 
     /**
-     * Sends message {@code seq} and returns once the peer's echo of it has arrived (and been checked, if asked).
+     * Sends message {@code seq}.
      *
      * @param seq the message's number, counting from 0
      */
-    void roundTrip(long seq);
+    void send(long seq);
 
     /**
-     * Waits for message {@code seq} and sends its echo.
+     * Waits for message {@code seq} to arrive (and checks it, if asked).
      *
      * @param seq the message's number, counting from 0
      */
-    void echo(long seq);
+    void receive(long seq);
+
+    /**
+     * Sends message {@code seq} and returns once the peer's echo of it has arrived: the initiator's half.
+     *
+     * @param seq the message's number, counting from 0
+     */
+    default void roundTrip(final long seq) {
+        send(seq);
+        receive(seq);
+    }
+
+    /**
+     * Waits for message {@code seq} and sends its echo: the responder's half.
+     *
+     * @param seq the message's number, counting from 0
+     */
+    default void echo(final long seq) {
+        receive(seq);
+        send(seq);
+    }
 
     /**
      * How many times this end polled or waited for completions so far (det_perf's {@code pc}).

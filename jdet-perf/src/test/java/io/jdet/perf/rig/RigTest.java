@@ -25,33 +25,28 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class RigTest {
     private static final Duration DEADLINE = Duration.ofSeconds(30);
 
-    /** Both ends of an in-memory ping-pong: two counters handed between threads. */
+    /** One end of an in-memory ping-pong: a counter it writes to send and one it watches to receive. */
     private static final class MemoryPingPong implements PingPong {
-        private final AtomicLong ping;
-        private final AtomicLong pong;
+        private final AtomicLong outbox;
+        private final AtomicLong inbox;
         private long polls;
 
-        MemoryPingPong(final AtomicLong ping, final AtomicLong pong) {
-            this.ping = ping;
-            this.pong = pong;
+        MemoryPingPong(final AtomicLong outbox, final AtomicLong inbox) {
+            this.outbox = outbox;
+            this.inbox = inbox;
         }
 
         @Override
-        public void roundTrip(final long seq) {
-            ping.set(seq);
-            while (pong.get() != seq) {
-                polls++;
-                Thread.onSpinWait();
-            }
+        public void send(final long seq) {
+            outbox.set(seq);
         }
 
         @Override
-        public void echo(final long seq) {
-            while (ping.get() != seq) {
+        public void receive(final long seq) {
+            while (inbox.get() != seq) {
                 polls++;
                 Thread.onSpinWait();
             }
-            pong.set(seq);
         }
 
         @Override
@@ -93,7 +88,7 @@ class RigTest {
     void shouldRecordOneOneWayTimePerMeasuredRoundTrip() throws Exception {
         final AtomicLong ping = new AtomicLong(-1);
         final AtomicLong pong = new AtomicLong(-1);
-        final MemoryPingPong responder = new MemoryPingPong(ping, pong);
+        final MemoryPingPong responder = new MemoryPingPong(pong, ping);
         final CompletableFuture<Void> echo = CompletableFuture.runAsync(() -> LatencyRig.respond(responder, 0, 1500));
         final Histogram histogram = LatencyRig.newHistogram();
         final long ns = assertTimeoutPreemptively(DEADLINE,
