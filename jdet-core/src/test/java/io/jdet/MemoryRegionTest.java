@@ -157,6 +157,19 @@ class MemoryRegionTest {
     }
 
     @Test
+    void shouldNotRepeatAnRKeyInAMillionRegistrations() {
+        final MemorySegment memory = arena.allocate(64);
+        final java.util.BitSet seen = new java.util.BitSet(1 << 24);
+        for (int i = 0; i < 1 << 20; i++) {
+            final MemoryRegion mr = pd.regMr(memory, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+            final int handle = mr.rKey() >>> 8; // the key's unpredictable part; the low byte is its tag
+            assertTrue(!seen.get(handle), "r_key 0x" + Integer.toHexString(mr.rKey()) + " reissued after " + i);
+            seen.set(handle);
+            mr.close();
+        }
+    }
+
+    @Test
     void shouldIssueNewKeysWhenModified() {
         final MemoryRegion mr = pd.regMr(arena.allocate(64), Access.LOCAL_READ | Access.LOCAL_WRITE
             | Access.REMOTE_WRITE);

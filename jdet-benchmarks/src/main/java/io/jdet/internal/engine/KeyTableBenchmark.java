@@ -63,7 +63,7 @@ public class KeyTableBenchmark {
         for (int i = 0; i < entries; i++) {
             final Keyed entry = new Keyed();
             final int index = table.allocate(entry);
-            entry.key = index << 8 | table.generation(index) & 0xFF;
+            entry.key = index << 8 | table.randomTag();
             tableKeys[i] = entry.key;
         }
         det = Det.open();

@@ -3,71 +3,91 @@ package io.jdet.internal.engine;
 import io.jdet.DetException;
 import io.jdet.Errno;
 
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.List;
+
 /**
- * A NIC's table of numbered objects (regions and windows, or queue pairs): a 24-bit index plus an 8-bit tag make
- * a key, as InfiniBand keys do. Freed indexes are reused oldest-first and each reuse advances the slot's
- * generation, so a stale key is not handed out again soon (DET reused the lowest free id at once).
- * Index 0 is never used, so keys are never 0. Guarded by the engine lock.
+ * A NIC's table of numbered objects (regions and windows, or queue pairs), found by a 24-bit handle that makes the
+ * upper 24 bits of their keys or numbers; the low 8 bits are the owner's tag, as the key byte of InfiniBand keys.
+ *
+ * <p>Handles are a secret permutation ({@link KeyPermutation}) of a counter: a peer cannot guess the handle of an
+ * object it was not told of from those it was, and a handle is issued again only after every other one of the
+ * 2^24 - 1 has been (DET reused the lowest free id at once, so a stale key landed in new memory). A handle still
+ * in use when the counter comes round again is skipped. Handle 0 is never issued, so keys are never 0.
+ *
+ * <p>Lookups are on the data path: an open-addressing table with linear probing, no allocation. Guarded by the
+ * engine lock.
  */
 final class KeyTable {
-    private static final int MAX_INDEX = (1 << 24) - 1;
+    private static final int MAX_LIVE = KeyPermutation.MASK - 1;
 
+    private final SecureRandom random = new SecureRandom();
+    private final KeyPermutation permutation = new KeyPermutation(random);
+    private int counter;
+    private int[] handles = new int[64];
     private Object[] objects = new Object[64];
-    private int[] generations = new int[64];
-    private int[] free = new int[64];
-    private int freeHead;
-    private int freeCount;
-    private int nextUnused = 1;
+    private int size;
 
     /**
-     * Takes an index for an object.
+     * Takes a handle for an object.
      *
-     * @return the index, at least 1
-     * @throws DetException ENOMEM when every index is taken
+     * @return the handle, between 1 and 2^24 - 1
+     * @throws DetException ENOMEM when every handle is in use
      */
     int allocate(final Object object) {
-        final int index;
-        if (freeCount > 0 && (nextUnused > MAX_INDEX || freeCount > 16)) {
-            index = free[freeHead];
-            freeHead = (freeHead + 1) % free.length;
-            freeCount--;
-        } else if (nextUnused <= MAX_INDEX) {
-            index = nextUnused++;
-        } else {
-            throw new DetException(Errno.ENOMEM, "no key left");
+        if (size >= MAX_LIVE) {
+            throw new DetException(Errno.ENOMEM, "no key left: " + size + " objects hold one");
         }
-        if (index >= objects.length) {
-            final int n = Math.max(objects.length * 2, index + 1);
-            objects = java.util.Arrays.copyOf(objects, n);
-            generations = java.util.Arrays.copyOf(generations, n);
+        int handle;
+        do {
+            counter = (counter + 1) & KeyPermutation.MASK;
+            handle = permutation.apply(counter);
+        } while (handle == 0 || slotOf(handle) >= 0);
+        if ((size + 1) * 2 > handles.length) {
+            grow();
         }
-        objects[index] = object;
-        return index;
+        insert(handle, object);
+        size++;
+        return handle;
     }
 
-    /** The 8-bit tag base of an index's current generation. */
-    int generation(final int index) {
-        return generations[index];
+    /** A random 8-bit tag, the low byte of a new key. */
+    int randomTag() {
+        return random.nextInt(256);
     }
 
-    void release(final int index) {
-        objects[index] = null;
-        generations[index]++;
-        if (freeCount == free.length) {
-            final int[] grown = new int[free.length * 2];
-            for (int i = 0; i < freeCount; i++) {
-                grown[i] = free[(freeHead + i) % free.length];
+    /** Frees a handle; it returns only after 2^24 - 2 others. */
+    void release(final int handle) {
+        int hole = handle == 0 ? -1 : slotOf(handle);
+        if (hole < 0) {
+            return;
+        }
+        size--;
+        // Backward-shift deletion keeps every remaining entry reachable from its home slot without tombstones.
+        final int mask = handles.length - 1;
+        int next = hole;
+        while (true) {
+            next = (next + 1) & mask;
+            final int h = handles[next];
+            if (h == 0) {
+                break;
             }
-            free = grown;
-            freeHead = 0;
+            final int home = home(h, mask);
+            // Move h into the hole unless its home lies cyclically in (hole, next].
+            if (((next - home) & mask) >= ((next - hole) & mask)) {
+                handles[hole] = h;
+                objects[hole] = objects[next];
+                hole = next;
+            }
         }
-        free[(freeHead + freeCount) % free.length] = index;
-        freeCount++;
+        handles[hole] = 0;
+        objects[hole] = null;
     }
 
     /** Every object in the table, for closing them all. */
-    java.util.List<Object> all() {
-        final java.util.List<Object> list = new java.util.ArrayList<>();
+    List<Object> all() {
+        final List<Object> list = new ArrayList<>(size);
         for (final Object o : objects) {
             if (o != null) {
                 list.add(o);
@@ -76,9 +96,57 @@ final class KeyTable {
         return list;
     }
 
-    /** The object at a key's index, or null; the caller compares the full key. */
+    /** The object whose handle is a key's upper 24 bits, or null; the caller compares the full key. */
     Object lookup(final int key) {
-        final int index = key >>> 8;
-        return index < objects.length ? objects[index] : null;
+        final int handle = key >>> 8;
+        final int mask = handles.length - 1;
+        for (int i = home(handle, mask); ; i = (i + 1) & mask) {
+            final int h = handles[i];
+            if (h == handle) {
+                return h == 0 ? null : objects[i];
+            }
+            if (h == 0) {
+                return null;
+            }
+        }
+    }
+
+    private int slotOf(final int handle) {
+        final int mask = handles.length - 1;
+        for (int i = home(handle, mask); ; i = (i + 1) & mask) {
+            final int h = handles[i];
+            if (h == handle) {
+                return i;
+            }
+            if (h == 0) {
+                return -1;
+            }
+        }
+    }
+
+    private void insert(final int handle, final Object object) {
+        final int mask = handles.length - 1;
+        int i = home(handle, mask);
+        while (handles[i] != 0) {
+            i = (i + 1) & mask;
+        }
+        handles[i] = handle;
+        objects[i] = object;
+    }
+
+    private void grow() {
+        final int[] oldHandles = handles;
+        final Object[] oldObjects = objects;
+        handles = new int[oldHandles.length * 2];
+        objects = new Object[oldObjects.length * 2];
+        for (int i = 0; i < oldHandles.length; i++) {
+            if (oldHandles[i] != 0) {
+                insert(oldHandles[i], oldObjects[i]);
+            }
+        }
+    }
+
+    private static int home(final int handle, final int mask) {
+        return (handle * 0x9E37_79B9 >>> 7) & mask;
     }
 }

@@ -91,7 +91,7 @@ public final class MrImpl implements MemoryRegion {
             nic.keys.release(index);
         }
         index = newIndex;
-        final int tag = (nic.keys.generation(index) * 2) & 0xFF;
+        final int tag = nic.keys.randomTag() & 0xFE; // even, so that the r_key (tag + 1) differs from the l_key
         lKey = index << 8 | tag;
         rKey = (access & Access.ANY_REMOTE) != 0 ? index << 8 | (tag + 1) : 0;
     }

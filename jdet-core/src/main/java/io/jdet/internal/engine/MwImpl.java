@@ -30,7 +30,7 @@ public final class MwImpl implements MemoryWindow {
         this.pd = pd;
         this.type = type;
         this.index = nic.keys.allocate(this);
-        this.tag = (nic.keys.generation(index) * 2) & 0xFF;
+        this.tag = nic.keys.randomTag();
         this.rKey = index << 8 | tag;
         this.activeRKey = rKey;
         pd.users++;

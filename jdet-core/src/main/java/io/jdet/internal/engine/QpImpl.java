@@ -62,7 +62,7 @@ public final class QpImpl implements QueuePair {
         this.maxOr = c.maxOr();
         this.maxIr = c.maxIr();
         this.index = nic.qpTable.allocate(this);
-        this.number = index << 8 | (nic.qpTable.generation(index) & 0xFF);
+        this.number = index << 8 | nic.qpTable.randomTag();
         this.requester = new Requester(this, c.sqSize());
         this.responder = new Responder(this, c.rqSize(), Math.max(1, c.maxIr()));
     }
