@@ -56,6 +56,11 @@ public final class Configuration implements Cloneable {
     public static final String LOOP_RING_FRAMES_PROP = "jdet.loop.ring.frames";
     /** Default inbound ring of an in-process NIC: 256 frames. A full ring drops, and the protocol recovers. */
     public static final int LOOP_RING_FRAMES_DEFAULT = 256;
+    /**
+     * Largest inbound ring of an in-process NIC: 32768 frames, so that a ring of the largest frames (32768 times
+     * 65507 bytes, just under 2 GiB) still fits the one buffer it lives in.
+     */
+    public static final int LOOP_RING_FRAMES_MAX = 32_768;
 
     private int windowFrames = Integer.getInteger(WINDOW_FRAMES_PROP, WINDOW_FRAMES_DEFAULT);
     private int timerPeriodUs = Integer.getInteger(TIMER_PERIOD_US_PROP, TIMER_PERIOD_US_DEFAULT);
@@ -89,7 +94,8 @@ public final class Configuration implements Cloneable {
         check(rnrRetryCount >= 0 && rnrDelayUs >= 0, "rnr settings must not be negative");
         check(maxRegisteredBytes > 0, "maxRegisteredBytes must be positive");
         check(loopMtu >= 512 && loopMtu <= 65_507, "loopMtu must be in [512, 65507]");
-        check(loopRingFrames >= 8 && Integer.bitCount(loopRingFrames) == 1, "loopRingFrames: a power of 2, >= 8");
+        check(loopRingFrames >= 8 && loopRingFrames <= LOOP_RING_FRAMES_MAX && Integer.bitCount(loopRingFrames) == 1,
+            "loopRingFrames must be a power of 2 in [8, " + LOOP_RING_FRAMES_MAX + "]");
         check(faults != null, "faults must not be null");
         return this;
     }
@@ -235,12 +241,23 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
-    /** @return the frame size of the in-process fabric, in bytes */
+    /**
+     * The frame size asked for on an in-process fabric. A fabric has one frame size, fixed by the first NIC that
+     * opens it (from its device's configuration) and kept while any NIC is open on it; a NIC opened on an existing
+     * fabric adopts the fabric's frame size whatever its own configuration says, as a NIC on a network takes the
+     * network's MTU, and reports it in {@link NicAttributes#mtu()}. When the last NIC on a fabric closes, the next
+     * one to open it fixes the size again.
+     *
+     * @return the frame size of the in-process fabric, in bytes
+     */
     public int loopMtu() {
         return loopMtu;
     }
 
     /**
+     * Sets the frame size a new in-process fabric gets; see {@link #loopMtu()}. Checked by {@link #conclude()}:
+     * in [512, 65507], else EINVAL.
+     *
      * @param value the frame size of the in-process fabric, in bytes
      * @return this
      */
@@ -255,6 +272,9 @@ public final class Configuration implements Cloneable {
     }
 
     /**
+     * Sets the inbound ring size of an in-process NIC. Checked by {@link #conclude()}: a power of two in
+     * [8, {@link #LOOP_RING_FRAMES_MAX}], else EINVAL.
+     *
      * @param value the inbound ring size of an in-process NIC, in frames (a power of two)
      * @return this
      */

@@ -12,6 +12,9 @@ import org.junit.jupiter.api.Timeout;
 
 import java.lang.foreign.ValueLayout;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -69,23 +72,29 @@ class UdpLinkTest {
             qpB.modify(new QpModify().connect(nicA.address(), qpA.number()));
             qpB.recv(1, new io.jdet.DataSegment[0], 0);
             cqB.arm(io.jdet.CqArm.NEXT_SIGNALED, 0);
-            // Nobody polls B: its progress thread, blocked in ppoll, must take the frame and fire the event.
-            final Thread sender = Thread.ofPlatform().start(() -> {
-                try {
-                    Thread.sleep(200);
-                } catch (final InterruptedException e) {
-                    return;
+            // Nobody polls B: its progress thread, blocked in ppoll, must take the frame and fire the event. The
+            // send waits until this thread is parked in waitOn, so the frame arrives while it is blocked.
+            final Thread waiter = Thread.currentThread();
+            final CompletableFuture<Void> sent = CompletableFuture.runAsync(() -> {
+                final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (waiter.getState() != Thread.State.TIMED_WAITING) {
+                    if (System.nanoTime() - deadline > 0) {
+                        throw new IllegalStateException("the event waiter never blocked");
+                    }
+                    LockSupport.parkNanos(100_000);
                 }
                 qpA.send(2, new io.jdet.DataSegment[0], 0, 0, 0);
-            });
+            }, r -> Thread.ofPlatform().start(r));
             final io.jdet.EventRecord record = new io.jdet.EventRecord();
             events.waitOn(10_000_000, record);
+            sent.join();
             assertEquals(io.jdet.EventCode.CQ_COMPLETION, record.code());
             final WorkCompletion[] wc = {new WorkCompletion()};
             assertEquals(1, cqB.poll(wc));
             assertEquals(WcStatus.SUCCESS, wc[0].status());
             assertEquals(WcType.RECV, wc[0].type());
-            sender.interrupt();
+            assertEquals(0L, nicA.counters().get("engine.errors"));
+            assertEquals(0L, nicB.counters().get("engine.errors"));
         }
     }
 
@@ -126,6 +135,8 @@ class UdpLinkTest {
             assertEquals(WcStatus.SUCCESS, a.sent(1, 10_000).get(0).status());
             assertEquals(42, a.buffer.get(ValueLayout.JAVA_LONG, 1_000_008));
             assertEquals(7, b.buffer.get(ValueLayout.JAVA_LONG, 1_000_000));
+            assertEquals(0L, a.nic.counters().get("engine.errors"));
+            assertEquals(0L, b.nic.counters().get("engine.errors"));
         }
     }
 }

@@ -63,15 +63,37 @@ public final class DeviceImpl implements Det {
             if (eq != null && eq.isClosed()) {
                 throw new DetException(Errno.EINVAL, "event queue closed");
             }
-            final Link link = Links.open(name, configuration);
-            final NicImpl nic = new NicImpl(this, name, link, eq);
-            if (eq != null) {
-                eq.users++;
-            }
-            nics.add(nic);
-            nic.start();
-            return nic;
+            return attach(name, Links.open(name, configuration), eq);
         }
+    }
+
+    /**
+     * Makes a NIC of a link just opened and starts it; if that fails, closes the link, so that a failed open
+     * leaves no socket or fabric endpoint behind. Device lock held.
+     *
+     * @param name the NIC name
+     * @param link the link, owned by the NIC from now on
+     * @param eq   the event queue, or null
+     * @return the NIC
+     */
+    NicImpl attach(final String name, final Link link, final EventQueueImpl eq) {
+        final NicImpl nic;
+        try {
+            nic = new NicImpl(this, name, link, eq);
+            nic.start();
+        } catch (final RuntimeException | Error e) {
+            try {
+                link.close();
+            } catch (final RuntimeException closing) {
+                e.addSuppressed(closing);
+            }
+            throw e;
+        }
+        if (eq != null) {
+            eq.users++;
+        }
+        nics.add(nic);
+        return nic;
     }
 
     synchronized void removeNic(final NicImpl nic) {

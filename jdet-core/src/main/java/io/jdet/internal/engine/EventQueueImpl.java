@@ -19,14 +19,19 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class EventQueueImpl implements EventQueue {
     private final DeviceImpl device;
     private final EventHandler handler;
-    private final ReentrantLock lock = new ReentrantLock();
+    /** Guards the records; package-private so that tests can hold it to stop a close half-way. */
+    final ReentrantLock lock = new ReentrantLock();
     private final Condition notEmpty = lock.newCondition();
     private int[] codes = new int[16];
     private ResourceType[] types = new ResourceType[16];
     private Object[] handles = new Object[16];
     private int head;
     private int count;
-    private boolean closed;
+    /**
+     * Set once, under the device lock (where NICs and completion queues check it before they start reporting
+     * here), read anywhere: volatile, so no reader depends on holding the lock it was written under.
+     */
+    private volatile boolean closed;
     /** NICs and completion queues reporting here; guarded by the device lock. */
     int users;
 
@@ -184,10 +189,10 @@ public final class EventQueueImpl implements EventQueue {
                 throw new DetException(Errno.EBUSY, users + " NIC(s) or completion queue(s) still use this queue");
             }
             device.events.remove(this);
+            closed = true;
         }
         lock.lock();
         try {
-            closed = true;
             notEmpty.signalAll();
         } finally {
             lock.unlock();

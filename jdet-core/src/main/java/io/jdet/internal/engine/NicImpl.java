@@ -669,25 +669,35 @@ public final class NicImpl implements Nic, FrameHandler {
 
     private void shutdown() {
         closed = true;
-        link.wakeup();
-        if (progressThread != null && progressThread != Thread.currentThread()) {
-            progressThread.interrupt();
+        try {
+            link.wakeup();
+            if (progressThread != null && progressThread != Thread.currentThread()) {
+                progressThread.interrupt();
+                try {
+                    progressThread.join(2000);
+                } catch (final InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        } finally {
+            // Whatever failed above or here, every resource is released and the NIC leaves its device and queue.
+            lock.lock();
             try {
-                progressThread.join(2000);
-            } catch (final InterruptedException e) {
-                Thread.currentThread().interrupt();
+                try {
+                    link.close();
+                } finally {
+                    try {
+                        cm.close();
+                    } finally {
+                        reorder.close();
+                    }
+                }
+            } finally {
+                lock.unlock();
+                releaseEventUser(event, this);
+                device.removeNic(this);
             }
         }
-        lock.lock();
-        try {
-            link.close();
-            cm.close();
-            reorder.close();
-        } finally {
-            lock.unlock();
-        }
-        releaseEventUser(event, this);
-        device.removeNic(this);
     }
 
     @Override

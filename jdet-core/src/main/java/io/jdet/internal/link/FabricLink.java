@@ -15,22 +15,33 @@ public final class FabricLink implements Link {
     private final int mtu;
     private final FrameRing ring;
     private final FrameCrc rxCrc = new FrameCrc();
-    private final long[] badCrc = new long[1];
+    /** Inbound frames dropped, by cause: see {@link FrameRing#drain}. */
+    private final long[] rxDrops = new long[2];
     private long peerGone;
+    private long sendErrors;
+    private boolean closed;
 
     /**
      * Attaches a new endpoint to a fabric.
      *
      * @param fabricName the fabric's name
-     * @param mtu        the frame size limit wanted; a fabric keeps the size its first NIC asked for, so that
-     *                   every ring slot holds every frame
+     * @param mtu        the frame size limit wanted; a fabric keeps the size its first NIC asked for, and every
+     *                   later NIC adopts it, so that every ring slot holds every frame any peer sends
      * @param ringFrames the inbound ring size, a power of two
+     * @throws IllegalArgumentException if the ring cannot be made (see {@link FrameRing}); nothing is left attached
      */
     public FabricLink(final String fabricName, final int mtu, final int ringFrames) {
-        this.fabric = Fabric.named(fabricName, mtu);
+        final Fabric.Membership membership = Fabric.join(fabricName, mtu);
+        this.fabric = membership.fabric();
+        this.id = membership.id();
         this.mtu = fabric.mtu();
-        this.ring = new FrameRing(ringFrames, mtu);
-        this.id = fabric.attach(this);
+        try {
+            this.ring = new FrameRing(ringFrames, this.mtu);
+        } catch (final RuntimeException | Error e) {
+            fabric.leave(id);
+            throw e;
+        }
+        fabric.publish(id, this);
     }
 
     @Override
@@ -72,15 +83,17 @@ public final class FabricLink implements Link {
         }
         try {
             return target.ring.offer(id, header, headerLength, payload);
-        } catch (final IllegalStateException closedWhileSending) {
-            peerGone++;
+        } catch (final IllegalStateException | WrongThreadException sourceUnusable) {
+            // The frame's memory was closed (or is confined to another thread): the ring published the slot as
+            // aborted, and the frame is lost, as on a wire; the protocol retransmits or gives up.
+            sendErrors++;
             return true;
         }
     }
 
     @Override
     public int receive(final FrameHandler handler, final int max) {
-        return ring.drain(handler, max, rxCrc, badCrc);
+        return ring.drain(handler, max, rxCrc, rxDrops);
     }
 
     @Override
@@ -95,13 +108,19 @@ public final class FabricLink implements Link {
 
     @Override
     public void addCounters(final Map<String, Long> counters) {
-        counters.merge("link.rx.bad_crc", badCrc[0], Long::sum);
+        counters.merge("link.rx.bad_crc", rxDrops[FrameRing.BAD_CRC], Long::sum);
+        counters.merge("link.rx.aborted", rxDrops[FrameRing.ABORTED], Long::sum);
         counters.merge("link.tx.peer_gone", peerGone, Long::sum);
+        counters.merge("link.tx.errors", sendErrors, Long::sum);
     }
 
     @Override
     public void close() {
-        fabric.detach(id);
+        if (closed) {
+            return;
+        }
+        closed = true;
+        fabric.leave(id);
         ring.close();
     }
 }

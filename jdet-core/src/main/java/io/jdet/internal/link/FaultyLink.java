@@ -135,7 +135,10 @@ public final class FaultyLink implements Link {
 
     @Override
     public void close() {
-        inner.close();
-        arena.close();
+        try {
+            inner.close();
+        } finally {
+            arena.close();
+        }
     }
 }

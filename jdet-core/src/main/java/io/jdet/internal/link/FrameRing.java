@@ -11,8 +11,19 @@ import java.util.concurrent.locks.LockSupport;
  * inbound queue of one in-process NIC. Producers claim a slot with a CAS on the tail, copy the frame in and
  * publish it with a release store of the slot's sequence; the consumer reads with an acquire load. Allocation
  * free.
+ *
+ * <p>A claimed slot is always published: if copying the frame in fails (the sender's memory was closed under it),
+ * the slot is published as aborted, and the consumer counts and skips it, so one failed sender cannot stall the
+ * ring for every other peer.
  */
 final class FrameRing implements AutoCloseable {
+    /** Index in {@link #drain}'s drop counts of frames whose CRC was wrong. */
+    static final int BAD_CRC = 0;
+    /** Index in {@link #drain}'s drop counts of slots whose copy failed. */
+    static final int ABORTED = 1;
+    /** The length a slot is published with when its copy failed. */
+    private static final int ABORTED_LENGTH = -1;
+
     private final int mask;
     private final int slotSize;
     private final MemorySegment[] slots;
@@ -27,7 +38,22 @@ final class FrameRing implements AutoCloseable {
     /** The thread parked in {@link #await}, or null; producers unpark it after publishing. */
     private volatile Thread waiter;
 
+    /**
+     * Creates a ring in one direct buffer.
+     *
+     * @param capacity the number of slots, a power of two
+     * @param slotSize the bytes of one slot
+     * @throws IllegalArgumentException if the capacity is no power of two, or the ring exceeds one buffer (2 GiB)
+     */
     FrameRing(final int capacity, final int slotSize) {
+        if (capacity < 2 || Integer.bitCount(capacity) != 1 || slotSize <= 0) {
+            throw new IllegalArgumentException("a ring of " + capacity + " slots of " + slotSize
+                + " bytes: the slot count must be a power of two");
+        }
+        if ((long) capacity * slotSize > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("a ring of " + capacity + " slots of " + slotSize + " bytes exceeds "
+                + Integer.MAX_VALUE + " bytes");
+        }
         this.mask = capacity - 1;
         this.slotSize = slotSize;
         this.slots = new MemorySegment[capacity];
@@ -49,6 +75,9 @@ final class FrameRing implements AutoCloseable {
      * Copies a frame into the ring.
      *
      * @return false if the ring is full
+     * @throws IllegalArgumentException if the frame exceeds a slot
+     * @throws RuntimeException         what copying from the frame's memory threw (a closed or foreign-thread
+     *                                  segment); the slot it had claimed is published as aborted
      */
     boolean offer(final long peer, final MemorySegment header, final int headerLength, final FrameGather payload) {
         final int length = headerLength + payload.totalLength();
@@ -70,20 +99,27 @@ final class FrameRing implements AutoCloseable {
             }
         }
         final MemorySegment slot = slots[i];
-        MemorySegment.copy(header, 0, slot, 0, headerLength);
-        payload.copyTo(slot, headerLength);
-        lengths[i] = length;
-        peers[i] = peer;
-        sequence.lazySet(i, t + 1); // release: publishes the slot contents to the consumer
-        final Thread w = waiter;
-        if (w != null) {
-            LockSupport.unpark(w);
+        int published = ABORTED_LENGTH;
+        try {
+            MemorySegment.copy(header, 0, slot, 0, headerLength);
+            payload.copyTo(slot, headerLength);
+            published = length;
+        } finally {
+            lengths[i] = published;
+            peers[i] = peer;
+            sequence.lazySet(i, t + 1); // release: publishes the slot contents (or its abort) to the consumer
         }
+        wakeup();
         return true;
     }
 
-    /** Hands up to max frames to the handler; verifies each CRC first. */
-    int drain(final FrameHandler handler, final int max, final FrameCrc crc, final long[] badCrc) {
+    /**
+     * Hands up to max frames to the handler; verifies each CRC first.
+     *
+     * @param drops where to count what is not handed over, at {@link #BAD_CRC} and {@link #ABORTED}
+     * @return the slots consumed, frames handed over or not
+     */
+    int drain(final FrameHandler handler, final int max, final FrameCrc crc, final long[] drops) {
         int n = 0;
         while (n < max) {
             final int i = (int) (head & mask);
@@ -91,10 +127,13 @@ final class FrameRing implements AutoCloseable {
                 break;
             }
             try {
-                if (crc.verify(slots[i], views[i], lengths[i])) {
-                    handler.onFrame(slots[i], lengths[i], peers[i]);
+                final int length = lengths[i];
+                if (length == ABORTED_LENGTH) {
+                    drops[ABORTED]++;
+                } else if (crc.verify(slots[i], views[i], length)) {
+                    handler.onFrame(slots[i], length, peers[i]);
                 } else {
-                    badCrc[0]++;
+                    drops[BAD_CRC]++;
                 }
             } finally {
                 sequence.lazySet(i, head + mask + 1); // release: the slot may be reused by producers

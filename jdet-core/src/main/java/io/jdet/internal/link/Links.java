@@ -29,7 +29,15 @@ public final class Links {
         } else {
             link = openNetwork(name, configuration);
         }
-        return configuration.faults().active() ? new FaultyLink(link, configuration.faults()) : link;
+        if (!configuration.faults().active()) {
+            return link;
+        }
+        try {
+            return new FaultyLink(link, configuration.faults());
+        } catch (final RuntimeException | Error e) {
+            link.close();
+            throw e;
+        }
     }
 
     private static Link openNetwork(final String name, final Configuration configuration) {

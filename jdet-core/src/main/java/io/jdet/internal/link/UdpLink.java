@@ -8,6 +8,9 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The UDP link: one non-blocking IPv4 datagram socket per NIC, driven through {@link Posix} calls.
@@ -22,6 +25,9 @@ import java.util.Map;
  *
  * <p>{@link #await} blocks in {@code ppoll} on the socket and an eventfd that {@link #wakeup} writes, so a blocked
  * progress thread burns no core and wakes when a datagram arrives.
+ *
+ * <p>{@link #close} waits for the threads inside {@link #await} and {@link #wakeup} (it wakes the former) before it
+ * frees their memory and descriptors, so neither can touch a descriptor number the process has reused since.
  */
 public final class UdpLink implements Link {
     /** A receive buffer: larger than any UDP payload, so no datagram is ever truncated. */
@@ -32,6 +38,8 @@ public final class UdpLink implements Link {
     private static final int SOCKET_BUFFER = 8 << 20;
     /** The most iovecs one datagram takes (Linux's IOV_MAX is 1024); more pieces are staged. */
     private static final int MAX_IOV = 1024;
+    /** The longest {@link #close} waits for a thread to leave {@link #await} or {@link #wakeup}. */
+    private static final long CLOSE_WAIT_NS = TimeUnit.SECONDS.toNanos(5);
 
     private final Arena arena = Arena.ofShared();
     private final int fd;
@@ -61,6 +69,8 @@ public final class UdpLink implements Link {
     private final MemorySegment pollDrain;
     private final MemorySegment wakeValue;
     private volatile boolean closed;
+    /** Threads inside {@link #await} or {@link #wakeup}, which use the descriptors without the engine lock. */
+    private final AtomicInteger unlockedCalls = new AtomicInteger();
 
     private long badCrc;
     private long truncated;
@@ -73,21 +83,76 @@ public final class UdpLink implements Link {
      *
      * @param nicName {@code udp:<address>[:<port>]} or an interface name
      * @throws DetException ENODEV if the name is no usable address or interface, or the socket cannot be bound
+     *                      (an address in use included); nothing stays open
      */
     public UdpLink(final String nicName) {
+        this(nicName, () -> { });
+    }
+
+    /**
+     * Opens a socket, running a step between opening the descriptors and binding: where tests inject a failure
+     * to show that a failed open leaves no descriptor and no memory behind.
+     *
+     * @param nicName    {@code udp:<address>[:<port>]} or an interface name
+     * @param beforeBind runs once both descriptors are open
+     * @throws DetException ENODEV as {@link #UdpLink(String)} says, or if the step fails
+     */
+    UdpLink(final String nicName, final Runnable beforeBind) {
         if (!Posix.supported()) {
             throw new DetException(Errno.ENODEV, "the UDP link needs 64-bit Linux");
         }
         final UdpAddress bindTo = UdpAddress.parseNicName(nicName);
         this.mtu = bindTo.frameLimit();
-        this.txMsg = arena.allocate(Posix.MSGHDR_SIZE, 8);
-        this.txIov = arena.allocate((long) Posix.IOVEC_SIZE * MAX_IOV, 8);
-        this.txName = arena.allocate(Posix.SOCKADDR_IN_SIZE, 8);
-        this.txErrno = Posix.newErrnoState(arena);
-        this.txStage = arena.allocate(RX_BUFFER, 64);
+        int socket = -1;
+        int wake = -1;
+        try {
+            this.txMsg = arena.allocate(Posix.MSGHDR_SIZE, 8);
+            this.txIov = arena.allocate((long) Posix.IOVEC_SIZE * MAX_IOV, 8);
+            this.txName = arena.allocate(Posix.SOCKADDR_IN_SIZE, 8);
+            this.txErrno = Posix.newErrnoState(arena);
+            this.txStage = arena.allocate(RX_BUFFER, 64);
+            this.rxMsgs = arena.allocate((long) Posix.MMSGHDR_SIZE * RX_BATCH, 8);
+            this.rxNames = arena.allocate((long) Posix.SOCKADDR_IN_SIZE * RX_BATCH, 8);
+            this.rxErrno = Posix.newErrnoState(arena);
+            this.pollFds = arena.allocate(2L * Posix.POLLFD_SIZE, 8);
+            this.pollTimeout = arena.allocate(Posix.TIMESPEC_SIZE, 8);
+            this.pollErrno = Posix.newErrnoState(arena);
+            this.pollDrain = arena.allocate(8, 8);
+            this.wakeValue = arena.allocate(8, 8);
+            prepareBuffers();
+            final MemorySegment errno = Posix.newErrnoState(arena);
+            socket = (int) Posix.SOCKET.invokeExact(errno, Posix.AF_INET,
+                Posix.SOCK_DGRAM | Posix.SOCK_NONBLOCK | Posix.SOCK_CLOEXEC, 0);
+            if (socket < 0) {
+                throw failure("socket", errno);
+            }
+            wake = (int) Posix.EVENTFD.invokeExact(errno, 0, Posix.EFD_NONBLOCK | Posix.EFD_CLOEXEC);
+            if (wake < 0) {
+                throw failure("eventfd", errno);
+            }
+            beforeBind.run();
+            final int[] bound = bind(socket, bindTo, errno);
+            this.localIp = bound[0];
+            this.localPort = bound[1];
+        } catch (final Throwable t) {
+            // Whatever failed, close what was opened: a failed open must not cost the process descriptors.
+            closeDescriptor(wake);
+            closeDescriptor(socket);
+            arena.close();
+            throw t instanceof DetException e ? e : new DetException(Errno.ENODEV, "cannot open a UDP socket: " + t);
+        }
+        this.fd = socket;
+        this.eventFd = wake;
+        this.address = "udp:" + UdpAddress.format(localIp) + ":" + localPort;
+        pollFds.set(ValueLayout.JAVA_INT, 0, fd);
+        pollFds.set(ValueLayout.JAVA_SHORT, 4, Posix.POLLIN);
+        pollFds.set(ValueLayout.JAVA_INT, Posix.POLLFD_SIZE, eventFd);
+        pollFds.set(ValueLayout.JAVA_SHORT, Posix.POLLFD_SIZE + 4, Posix.POLLIN);
+    }
+
+    /** Points the receive headers at their buffers and names, and the transmit header at its name and iovecs. */
+    private void prepareBuffers() {
         final MemorySegment buffers = arena.allocate((long) RX_BUFFER * RX_BATCH, 64);
-        this.rxMsgs = arena.allocate((long) Posix.MMSGHDR_SIZE * RX_BATCH, 8);
-        this.rxNames = arena.allocate((long) Posix.SOCKADDR_IN_SIZE * RX_BATCH, 8);
         final MemorySegment iovs = arena.allocate((long) Posix.IOVEC_SIZE * RX_BATCH, 8);
         for (int i = 0; i < RX_BATCH; i++) {
             rxBuffers[i] = buffers.asSlice((long) i * RX_BUFFER, RX_BUFFER);
@@ -101,69 +166,33 @@ public final class UdpLink implements Link {
             rxMsgs.set(ValueLayout.ADDRESS, msg + Posix.MSG_IOV, iov);
             rxMsgs.set(ValueLayout.JAVA_LONG, msg + Posix.MSG_IOVLEN, 1L);
         }
-        this.rxErrno = Posix.newErrnoState(arena);
-        this.pollFds = arena.allocate(2L * Posix.POLLFD_SIZE, 8);
-        this.pollTimeout = arena.allocate(Posix.TIMESPEC_SIZE, 8);
-        this.pollErrno = Posix.newErrnoState(arena);
-        this.pollDrain = arena.allocate(8, 8);
-        this.wakeValue = arena.allocate(8, 8);
         wakeValue.set(ValueLayout.JAVA_LONG, 0, 1L);
         txMsg.set(ValueLayout.ADDRESS, Posix.MSG_NAME, txName);
         txMsg.set(ValueLayout.JAVA_INT, Posix.MSG_NAMELEN, Posix.SOCKADDR_IN_SIZE);
         txMsg.set(ValueLayout.ADDRESS, Posix.MSG_IOV, txIov);
-        final MemorySegment errno = Posix.newErrnoState(arena);
-        try {
-            this.fd = (int) Posix.SOCKET.invokeExact(errno, Posix.AF_INET,
-                Posix.SOCK_DGRAM | Posix.SOCK_NONBLOCK | Posix.SOCK_CLOEXEC, 0);
-            if (fd < 0) {
-                throw failure("socket", errno);
-            }
-            this.eventFd = (int) Posix.EVENTFD.invokeExact(errno, 0, Posix.EFD_NONBLOCK | Posix.EFD_CLOEXEC);
-            if (eventFd < 0) {
-                final int ignored = (int) Posix.CLOSE.invokeExact(fd);
-                throw failure("eventfd", errno);
-            }
-            final int[] bound = bind(bindTo, errno);
-            this.localIp = bound[0];
-            this.localPort = bound[1];
-        } catch (final DetException e) {
-            arena.close();
-            throw e;
-        } catch (final Throwable t) {
-            arena.close();
-            throw new DetException(Errno.ENODEV, "cannot open a UDP socket: " + t);
-        }
-        this.address = "udp:" + UdpAddress.format(localIp) + ":" + localPort;
-        pollFds.set(ValueLayout.JAVA_INT, 0, fd);
-        pollFds.set(ValueLayout.JAVA_SHORT, 4, Posix.POLLIN);
-        pollFds.set(ValueLayout.JAVA_INT, Posix.POLLFD_SIZE, eventFd);
-        pollFds.set(ValueLayout.JAVA_SHORT, Posix.POLLFD_SIZE + 4, Posix.POLLIN);
     }
 
-    private int[] bind(final UdpAddress bindTo, final MemorySegment errno) throws Throwable {
+    private int[] bind(final int socket, final UdpAddress bindTo, final MemorySegment errno) throws Throwable {
         final MemorySegment value = arena.allocate(ValueLayout.JAVA_INT);
         for (final int[] option : new int[][] {{Posix.SO_RCVBUFFORCE, Posix.SO_RCVBUF},
             {Posix.SO_SNDBUFFORCE, Posix.SO_SNDBUF}}) {
             value.set(ValueLayout.JAVA_INT, 0, SOCKET_BUFFER);
             // The forcing variant needs CAP_NET_ADMIN; without it the plain one is capped at net.core.*mem_max.
-            int rc = (int) Posix.SETSOCKOPT.invokeExact(errno, fd, Posix.SOL_SOCKET, option[0], value, 4);
+            int rc = (int) Posix.SETSOCKOPT.invokeExact(errno, socket, Posix.SOL_SOCKET, option[0], value, 4);
             if (rc != 0) {
-                rc = (int) Posix.SETSOCKOPT.invokeExact(errno, fd, Posix.SOL_SOCKET, option[1], value, 4);
+                rc = (int) Posix.SETSOCKOPT.invokeExact(errno, socket, Posix.SOL_SOCKET, option[1], value, 4);
             }
         }
         final MemorySegment sa = arena.allocate(Posix.SOCKADDR_IN_SIZE, 8);
         Posix.sockaddr(sa, bindTo.ip(), bindTo.port());
-        if ((int) Posix.BIND.invokeExact(errno, fd, sa, Posix.SOCKADDR_IN_SIZE) != 0) {
-            final DetException e = failure("bind to " + UdpAddress.format(bindTo.ip()) + ":" + bindTo.port(), errno);
-            closeFds();
-            throw e;
+        if ((int) Posix.BIND.invokeExact(errno, socket, sa, Posix.SOCKADDR_IN_SIZE) != 0) {
+            // EADDRINUSE among others; still ENODEV (issue 11 asks for EADDRINUSE of its own later).
+            throw failure("bind to " + UdpAddress.format(bindTo.ip()) + ":" + bindTo.port(), errno);
         }
         final MemorySegment length = arena.allocate(ValueLayout.JAVA_INT);
         length.set(ValueLayout.JAVA_INT, 0, Posix.SOCKADDR_IN_SIZE);
-        if ((int) Posix.GETSOCKNAME.invokeExact(errno, fd, sa, length) != 0) {
-            final DetException e = failure("getsockname", errno);
-            closeFds();
-            throw e;
+        if ((int) Posix.GETSOCKNAME.invokeExact(errno, socket, sa, length) != 0) {
+            throw failure("getsockname", errno);
         }
         return new int[] {sa.get(Posix.NET_INT, Posix.SIN_ADDR), sa.get(Posix.NET_SHORT, Posix.SIN_PORT) & 0xFFFF};
     }
@@ -212,6 +241,9 @@ public final class UdpLink implements Link {
                 txIov.set(ValueLayout.JAVA_LONG, at + 8, payload.length(i));
                 iov++;
             }
+        } else if (headerLength + payload.totalLength() > RX_BUFFER) {
+            sendErrors++; // larger than any datagram: lost, as EMSGSIZE would lose it
+            return true;
         } else {
             // Rare: heap memory or more pieces than one datagram may gather. Stage the frame in one piece.
             MemorySegment.copy(header, 0, txStage, 0, headerLength);
@@ -291,9 +323,17 @@ public final class UdpLink implements Link {
 
     @Override
     public void await(final long timeoutNs) {
-        if (closed) {
-            return;
+        unlockedCalls.incrementAndGet(); // before the closed check, which close() makes after setting closed
+        try {
+            if (!closed) {
+                poll(timeoutNs);
+            }
+        } finally {
+            unlockedCalls.decrementAndGet();
         }
+    }
+
+    private void poll(final long timeoutNs) {
         final long ns = Math.max(0, timeoutNs);
         pollTimeout.set(ValueLayout.JAVA_LONG, 0, ns / 1_000_000_000L);
         pollTimeout.set(ValueLayout.JAVA_LONG, 8, ns % 1_000_000_000L);
@@ -311,9 +351,22 @@ public final class UdpLink implements Link {
 
     @Override
     public void wakeup() {
-        if (closed) {
-            return;
+        unlockedCalls.incrementAndGet(); // as in await: close() waits for this call to end
+        try {
+            if (!closed) {
+                writeWake();
+            }
+        } finally {
+            unlockedCalls.decrementAndGet();
         }
+    }
+
+    /** @return the threads inside {@link #await} or {@link #wakeup} now, for tests */
+    int unlockedCalls() {
+        return unlockedCalls.get();
+    }
+
+    private void writeWake() {
         try {
             final long ignored = (long) Posix.WRITE.invokeExact(eventFd, wakeValue, 8L);
         } catch (final Throwable t) {
@@ -330,20 +383,43 @@ public final class UdpLink implements Link {
         counters.merge("link.tx.staged", staged, Long::sum);
     }
 
+    /**
+     * Closes the socket and frees the link's memory, once no thread is inside {@link #await} or {@link #wakeup}:
+     * a thread blocked in {@code ppoll} is woken first. Called by the holder of the engine lock; a second call does
+     * nothing.
+     *
+     * @throws IllegalStateException if a thread stays inside {@link #await} or {@link #wakeup} for 5 s (it is
+     *                               stopped, say, by a debugger): then the socket and memory are left open
+     */
     @Override
     public void close() {
         if (closed) {
             return;
         }
         closed = true;
-        closeFds();
+        writeWake(); // ppoll returns at once, now or when it starts, since nothing reads the eventfd any more
+        final long deadline = System.nanoTime() + CLOSE_WAIT_NS;
+        while (unlockedCalls.get() > 0) {
+            if (System.nanoTime() - deadline > 0) {
+                // Leak rather than let that thread, when it runs again, poll or read a descriptor number the
+                // process may have reused by then.
+                throw new IllegalStateException("a thread stayed in the UDP link's await or wakeup for 5 s; its "
+                    + "socket and memory are left open");
+            }
+            LockSupport.parkNanos(10_000);
+        }
+        closeDescriptor(fd);
+        closeDescriptor(eventFd);
         arena.close();
     }
 
-    private void closeFds() {
+    /** Closes a descriptor, if open; what close(2) says is of no use here (the descriptor is gone either way). */
+    private static void closeDescriptor(final int descriptor) {
+        if (descriptor < 0) {
+            return;
+        }
         try {
-            final int a = (int) Posix.CLOSE.invokeExact(fd);
-            final int b = (int) Posix.CLOSE.invokeExact(eventFd);
+            final int ignored = (int) Posix.CLOSE.invokeExact(descriptor);
         } catch (final Throwable t) {
             throw new IllegalStateException(t);
         }

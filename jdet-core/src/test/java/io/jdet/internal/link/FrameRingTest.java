@@ -1,0 +1,52 @@
+package io.jdet.internal.link;
+
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+import static io.jdet.internal.link.LinkFrames.HEADER;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The in-process receive ring: bounded size, and a slot whose copy failed is published as aborted. */
+class FrameRingTest {
+
+    @Test
+    void shouldRefuseARingLargerThanOneBufferCanHold() {
+        final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            () -> new FrameRing(1 << 16, 65_507));
+        assertTrue(e.getMessage().contains("bytes"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> new FrameRing(12, 1024), "not a power of two");
+        assertThrows(IllegalArgumentException.class, () -> new FrameRing(0, 1024));
+    }
+
+    @Test
+    void shouldPublishAnAbortedSlotWhenTheCopyFailsAndKeepServingTheRing() {
+        final FrameRing ring = new FrameRing(8, 512);
+        final FrameGather gone = new FrameGather(1);
+        final MemorySegment header;
+        try (Arena arena = Arena.ofShared()) {
+            final MemorySegment memory = arena.allocate(64);
+            gone.add(memory, memory.asByteBuffer(), 0, 64);
+            header = LinkFrames.header(1, gone);
+        }
+        for (int i = 0; i < 8; i++) { // fill the ring with aborted frames: each slot is claimed once and freed
+            assertThrows(IllegalStateException.class, () -> ring.offer(5, header, HEADER, gone));
+        }
+        final FrameGather payload = LinkFrames.payload(16, 4);
+        final long[] aborted = new long[2];
+        final LinkFrames.Received received = new LinkFrames.Received();
+        assertFalse(ring.offer(6, LinkFrames.header(2, payload), HEADER, payload), "eight slots, all taken");
+        assertEquals(8, ring.drain(received, 16, new FrameCrc(), aborted));
+        assertEquals(0, received.frames.size());
+        assertEquals(8, aborted[1]);
+        assertTrue(ring.offer(6, LinkFrames.header(2, payload), HEADER, payload));
+        assertEquals(1, ring.drain(received, 16, new FrameCrc(), aborted));
+        assertEquals(1, received.frames.size());
+        assertEquals(6L, received.peers.get(0));
+        assertEquals(0, aborted[0], "no bad CRC");
+    }
+}

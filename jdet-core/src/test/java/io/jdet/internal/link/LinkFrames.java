@@ -1,0 +1,47 @@
+package io.jdet.internal.link;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Frames for the link tests: a sealed header plus payload, and a handler that keeps copies of what arrives. */
+final class LinkFrames {
+    /** A header as long as the engine's, so that every link accepts it. */
+    static final int HEADER = io.jdet.internal.wire.Frame.HEADER_LENGTH;
+
+    private LinkFrames() {
+    }
+
+    /** A header whose first byte is a tag, sealed with the CRC of the header plus the payload. */
+    static MemorySegment header(final int tag, final FrameGather payload) {
+        final ByteBuffer view = ByteBuffer.allocateDirect(HEADER);
+        final MemorySegment header = MemorySegment.ofBuffer(view);
+        header.set(ValueLayout.JAVA_BYTE, 0, (byte) tag);
+        new FrameCrc().seal(header, view, HEADER, payload);
+        return header;
+    }
+
+    /** A gather list of one piece over the whole of a direct buffer filled with a byte. */
+    static FrameGather payload(final int length, final int fill) {
+        final ByteBuffer view = ByteBuffer.allocateDirect(length);
+        final MemorySegment segment = MemorySegment.ofBuffer(view);
+        segment.fill((byte) fill);
+        final FrameGather gather = new FrameGather(1);
+        gather.add(segment, view, 0, length);
+        return gather;
+    }
+
+    /** What a link handed over: one copy per frame, with the peer handle. */
+    static final class Received implements FrameHandler {
+        final List<byte[]> frames = new ArrayList<>();
+        final List<Long> peers = new ArrayList<>();
+
+        @Override
+        public void onFrame(final MemorySegment frame, final int length, final long peer) {
+            frames.add(frame.asSlice(0, length).toArray(ValueLayout.JAVA_BYTE));
+            peers.add(peer);
+        }
+    }
+}
