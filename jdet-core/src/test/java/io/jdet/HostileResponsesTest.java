@@ -265,8 +265,7 @@ class HostileResponsesTest {
     @Test
     void shouldFailSendWithRetryExceededWhenPeerNeverAcknowledges() {
         try (HostileSetup s = new HostileSetup(fastGiveUp())) {
-            final int seq = postSend(s, 1);
-            s.peer.expect("a retransmission", r -> r.opcode() == Frame.OP_SEND && r.seq() == seq);
+            postSend(s, 1);
             expectCompletion(s, 1, WcStatus.RETRY_EXCEEDED);
             s.awaitQpEvent(EventCode.ACK_TIMEOUT, false);
             assertEquals(EventCode.ACK_TIMEOUT.code(), s.peer.expect(Frame.OP_DISCONNECT).key());
@@ -307,10 +306,9 @@ class HostileResponsesTest {
         try (HostileSetup s = new HostileSetup(fastGiveUp())) {
             final int rKey = s.lo.mrA.rKey();
             s.peer.request(Frame.OP_READ).address(s.lo.bufA.address()).key(rKey).length(8).rspAck(0).send();
-            final HostilePeer.Received response = s.peer.expect(Frame.OP_READ_RESP);
-            s.peer.expect("a retransmitted response",
-                r -> r.opcode() == Frame.OP_READ_RESP && r.seq() == response.seq());
+            s.peer.expect(Frame.OP_READ_RESP);
             s.awaitQpEvent(EventCode.ACK_TIMEOUT, false);
+            assertEquals(EventCode.ACK_TIMEOUT.code(), s.peer.expect(Frame.OP_DISCONNECT).key());
             s.assertNoEngineErrors();
         }
     }
