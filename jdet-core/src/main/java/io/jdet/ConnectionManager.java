@@ -44,9 +44,10 @@ public interface ConnectionManager {
      * @return the private data the peer accepted with (empty if none)
      * @throws DetException EINVAL if the queue pair is not an IDLE queue pair of this NIC, the private data is
      *                      longer than {@link #MAX_PRIVATE_DATA} or the timeout is negative; ENODEV if the address
-     *                      cannot be reached from this NIC; ECONNREFUSED if the peer rejected the request or
-     *                      nobody listens on the service; ETIMEDOUT if no answer came in time; EINTR if the
-     *                      thread was interrupted
+     *                      cannot be reached from this NIC; ECONNREFUSED if the peer rejected the request,
+     *                      nobody listens on the service, or the acceptance was malformed (a max_or or max_ir out of
+     *                      range, queue pair 0); ETIMEDOUT if no answer came in time; EINTR if the thread was
+     *                      interrupted; EIO if the NIC failed fatally ({@link EventCode#NIC_FATAL})
      */
     byte[] connect(String remoteAddress, int serviceId, QueuePair queuePair, byte[] privateData, long timeoutMs);
 

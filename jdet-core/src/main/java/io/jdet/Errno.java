@@ -9,6 +9,8 @@ public enum Errno {
     EPERM(1),
     /** Interrupted while waiting. */
     EINTR(4),
+    /** Input/output error: the NIC failed fatally ({@link EventCode#NIC_FATAL}) and serves nothing any more. */
+    EIO(5),
     /** No such device or address: an invalid local key. */
     ENXIO(6),
     /** Argument list too long: more scatter/gather elements than the queue allows, or a region too large. */

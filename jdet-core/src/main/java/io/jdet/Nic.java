@@ -2,6 +2,14 @@ package io.jdet;
 
 /**
  * A NIC ({@code struct det_nic}): a link endpoint with its own address, limits, keys and queue pair numbers.
+ *
+ * <p>If the NIC's engine dies (its progress thread meets an {@link Error}, or its link fails outside the protocol),
+ * the NIC becomes fatal, as an RDMA device after {@code IBV_EVENT_DEVICE_FATAL}: it raises one
+ * {@link EventCode#NIC_FATAL} event (type {@link ResourceType#NIC}, the NIC as handle) on its event queue and
+ * counts it in {@code engine.errors}; every queue pair enters ERROR, its outstanding work requests complete with
+ * {@link WcStatus#FLUSHED}, and its peer gets a DISCONNECT with {@link EventCode#QP_FATAL} if the link still
+ * carries it; posts, {@link QueuePair#modify} and connection manager calls fail with EIO. Polling, querying and
+ * closing go on working. Never silent: the failure is an event, a counter and an errno naming its cause.
  */
 public interface Nic extends AutoCloseable {
 

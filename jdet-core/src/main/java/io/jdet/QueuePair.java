@@ -7,14 +7,21 @@ package io.jdet;
  * may reuse its {@link DataSegment} array at once (the bytes they point to must stay untouched until the work
  * request completes). Work requests run in post order; completions come in post order per queue.
  *
- * <p>Errors every send-queue post may raise, besides those listed per verb: ENOTCONN if the queue pair is not
+ * <p>Errors every post, receives included, may raise: EIO once the NIC has failed fatally (its engine died; it
+ * raised {@link EventCode#NIC_FATAL}, every queue pair is in ERROR and every outstanding work request completed
+ * with {@link WcStatus#FLUSHED}; only polling, querying and closing still work).
+ * Errors every send-queue post may raise, besides those listed per verb: ENOTCONN if the queue pair is not
  * CONNECTED; ENOSPC if the send queue is full (slots free when completions are polled; suppressed requests free
  * theirs only with a later signaled completion of the same queue); EINVAL for unknown flags or a negative count.
  * Errors of every local data segment: E2BIG if there are more segments than the queue allows; ENXIO for an
  * unknown local key (or a window's key); EPERM if the region is in another domain; ERANGE if the segment lies
  * outside the region; EACCES if the region lacks the right (LOCAL_READ to send from, LOCAL_WRITE to receive into).
  * A failure found at the peer (a bad remote key, missing rights, bounds) completes the work request with its own
- * {@link WcStatus}, then both queue pairs go to ERROR with asynchronous events.
+ * {@link WcStatus}, then both queue pairs go to ERROR with asynchronous events. A peer that breaks the protocol (a
+ * NAK or DISCONNECT whose code is out of range, a response that matches no request or leaves its range) fails the
+ * connection the same way: the request it answered completes with {@link WcStatus#BAD_RESPONSE}, the queue pair
+ * goes to ERROR with a local event, and the NIC counts it in {@code rx.protocol_error}; a malformed request from the
+ * peer is refused with a NAK as in the table of {@code docs/PROTOCOL.md} section 6.6.
  */
 public interface QueuePair extends AutoCloseable {
 
@@ -42,7 +49,8 @@ public interface QueuePair extends AutoCloseable {
      *                      IDLE to IDLE or IDLE to CONNECTED, a size above the maximum, no state given with the
      *                      state flag, or a connect without a peer; ENODEV if the peer address is not reachable
      *                      from this NIC's link; EBUSY for a size below the current depth or a max_or below the
-     *                      reads and atomics in flight
+     *                      reads and atomics in flight; EIO if the NIC failed fatally
+     *                      ({@link EventCode#NIC_FATAL})
      */
     void modify(QpModify modify);
 

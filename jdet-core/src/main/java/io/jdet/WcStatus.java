@@ -33,7 +33,14 @@ public enum WcStatus {
     /** The receive buffer at the peer was unusable (deregistered, or without local write). */
     REMOTE_OP_ERR(11),
     /** A local buffer became unusable between post and execution. */
-    LOCAL_PROTECTION_ERR(12);
+    LOCAL_PROTECTION_ERR(12),
+    /**
+     * The peer broke the protocol answering this request ({@code IBV_WC_BAD_RESP_ERR}): a NAK with a status or
+     * event out of range, a receiver-not-ready NAK for a request that consumes no receive, or a response that
+     * matches no outstanding read or atomic, or whose fragments leave the read's range. The queue pair enters
+     * ERROR and tells the peer with a DISCONNECT.
+     */
+    BAD_RESPONSE(13);
 
     private static final WcStatus[] BY_CODE = values();
 

@@ -2,6 +2,8 @@ package io.jdet.systest;
 
 import io.jdet.Det;
 import io.jdet.EventCode;
+import io.jdet.EventQueue;
+import io.jdet.EventRecord;
 import io.jdet.QpModify;
 import io.jdet.QpState;
 import io.jdet.WcStatus;
@@ -17,14 +19,16 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.DatagramChannel;
+import java.util.concurrent.locks.LockSupport;
 import java.util.zip.CRC32C;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Hostile datagrams sent at a UDP NIC from a plain socket: each kind is counted and dropped (or answered as the
- * protocol says), the engine keeps working, and no registered byte changes.
+ * Hostile datagrams sent at a UDP NIC from a plain socket, from a foreign address and from the connected peer's
+ * own: each kind is counted and dropped, or refused as the protocol says, the engine keeps working (no error
+ * inside it), and no registered byte changes.
  */
 @Timeout(60)
 class BadInputTest {
@@ -41,8 +45,13 @@ class BadInputTest {
         final MemorySegment frame = arena.allocate(2048, 8);
 
         MemorySegment header(final int opcode, final int payload, final int dst, final int src) {
+            return header(opcode, 0, payload, dst, src, 1);
+        }
+
+        MemorySegment header(final int opcode, final int flags, final int payload, final int dst, final int src,
+                             final int seq) {
             frame.fill((byte) 0);
-            Frame.writeBase(frame, opcode, 0, payload, dst, src, 1, 0, 0, 0);
+            Frame.writeBase(frame, opcode, flags, payload, dst, src, seq, 0, 0, 0);
             return frame;
         }
 
@@ -123,7 +132,90 @@ class BadInputTest {
             assertEquals(WcStatus.SUCCESS, a.received(1, 10_000).get(0).status());
             assertEquals(0x0123_4567_89AB_CDEFL, a.buffer.get(ValueLayout.JAVA_LONG, 0));
             assertEquals(WcStatus.SUCCESS, b.sent(1, 10_000).get(0).status());
+            assertEquals(0, a.nic.counters().get("engine.errors"), "nothing failed inside the engine");
         }
+    }
+
+    /**
+     * Hostile frames from the connected peer itself (a raw socket that the queue pair is connected to, so they
+     * pass the sender check): a malformed header is dropped, a malformed request is refused with a NAK, a
+     * DISCONNECT whose code is no event fails the connection with an event the application can decode, and no
+     * registered byte changes.
+     */
+    @Test
+    void shouldRefuseHostileFramesFromConnectedPeer() throws Exception {
+        final int rawQp = 0x4201;
+        try (Det det = Det.open(); EventQueue events = det.createEvent(null);
+             Endpoint a = new Endpoint(det, "udp:127.0.0.1", 1 << 16, 16, events);
+             DatagramChannel raw = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
+             Raw r = new Raw()) {
+            raw.configureBlocking(false);
+            final int rawPort = ((InetSocketAddress) raw.getLocalAddress()).getPort();
+            final QpModify connect = new QpModify().connect("udp:127.0.0.1:" + rawPort, rawQp);
+            a.qp.modify(connect);
+            final String[] hostPort = a.nic.address().substring(4).split(":");
+            final InetSocketAddress target = new InetSocketAddress(hostPort[0], Integer.parseInt(hostPort[1]));
+            a.buffer.fill((byte) 0x5A);
+            final byte[] before = a.buffer.toArray(ValueLayout.JAVA_BYTE);
+            final int dst = a.qp.number();
+
+            // A write into the region with the right key, but with a flag bit no version defines: a bad header.
+            r.header(Frame.OP_WRITE, Frame.FLAG_LAST | 0x0001, 100, dst, rawQp, 1);
+            Frame.writeExtension(r.frame, a.region.address(), 0, 0, a.region.rKey(), 100, 0, 0);
+            r.frame.asSlice(Frame.HEADER_LENGTH, 100).fill((byte) 0xEE);
+            expect(a, raw, target, r.seal(100), "rx.bad_header", 1);
+            assertEquals(QpState.CONNECTED, a.qp.query().state());
+
+            // A send fragment that skips bytes of its message: refused with a NAK naming INVALID_LENGTH.
+            a.qp.recv(1, a.at(0, 64), 1);
+            r.header(Frame.OP_SEND, 0, 8, dst, rawQp, 1);
+            Frame.writeExtension(r.frame, 0, 0, 0, 0, 24, 0, 0);
+            raw.send(r.seal(8), target);
+            r.header(Frame.OP_SEND, Frame.FLAG_LAST, 8, dst, rawQp, 2);
+            Frame.writeExtension(r.frame, 0, 0, 0, 0, 24, 16, 0);
+            raw.send(r.seal(8), target);
+            final ByteBuffer nak = receive(raw, Frame.OP_NAK);
+            assertEquals(2, nak.getInt(Frame.SEQ_OFFSET));
+            assertEquals(WcStatus.INVALID_REQUEST.code(), nak.getInt(Frame.KEY_OFFSET));
+            assertEquals(EventCode.INVALID_LENGTH.code(), nak.getInt(Frame.LENGTH_OFFSET));
+            assertEquals(WcStatus.FLUSHED, a.received(1, 10_000).get(0).status());
+            awaitEvent(events, EventCode.INVALID_LENGTH);
+
+            // Connected again, a DISCONNECT whose code is no event: a protocol error, not an undecodable event.
+            a.qp.modify(new QpModify().state(QpState.IDLE));
+            a.qp.modify(connect);
+            r.header(Frame.OP_DISCONNECT, 0, 0, dst, rawQp, 0);
+            Frame.writeExtension(r.frame, 0, 0, 0, 999, 0, 0, 0);
+            expect(a, raw, target, r.seal(0), "rx.protocol_error", 1);
+            awaitEvent(events, EventCode.QP_ERROR);
+            assertEquals(EventCode.QP_ERROR.code(), receive(raw, Frame.OP_DISCONNECT).getInt(Frame.KEY_OFFSET));
+
+            assertEquals(-1, MemorySegment.ofArray(before).asSlice(64).mismatch(a.buffer.asSlice(64)),
+                "registered memory beyond the receive buffer changed");
+            assertEquals(0, a.nic.counters().get("engine.errors"), "nothing failed inside the engine");
+        }
+    }
+
+    /** Waits for the queue pair event, which must decode; fails after 10 s. */
+    private static void awaitEvent(final EventQueue events, final EventCode code) {
+        final EventRecord record = new EventRecord();
+        events.waitOn(10_000_000, record);
+        assertEquals(code, record.code(), record.toString());
+        assertTrue(record.toString().contains(code.name()));
+    }
+
+    /** Receives datagrams at the raw socket until one with the opcode arrives; fails after 10 s. */
+    private static ByteBuffer receive(final DatagramChannel raw, final int opcode) throws IOException {
+        final long deadline = System.nanoTime() + 10_000_000_000L;
+        while (System.nanoTime() - deadline < 0) {
+            final ByteBuffer answer = ByteBuffer.allocate(2048).order(ByteOrder.LITTLE_ENDIAN);
+            if (raw.receive(answer) == null) {
+                LockSupport.parkNanos(100_000);
+            } else if (answer.get(Frame.OPCODE_OFFSET) == opcode) {
+                return answer;
+            }
+        }
+        throw new AssertionError("no frame with opcode " + opcode + " within 10 s");
     }
 
     /** Sends a datagram and polls until the counter reaches the value. */

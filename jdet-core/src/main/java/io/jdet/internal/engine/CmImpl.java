@@ -29,6 +29,8 @@ final class CmImpl implements ConnectionManager {
     static final int REJECTED_BY_PEER = 1;
     /** Reject reason: nobody listens on the service id (or its backlog is full). */
     static final int NO_LISTENER = 2;
+    /** Reject reason: the request was malformed (a max_or or max_ir out of range, queue pair 0, too much data). */
+    static final int MALFORMED = 3;
     /** Requests remembered at most; beyond it a refusal is answered without being remembered (a flood of
      *  requests cannot grow memory without bound). */
     static final int MAX_REMEMBERED = 4096;
@@ -114,6 +116,7 @@ final class CmImpl implements ConnectionManager {
         nic.lock.lock();
         try {
             nic.checkOpen();
+            nic.checkAlive();
             final QpImpl qp = idleQp(queuePair);
             final long peer = nic.link.resolve(remoteAddress);
             if (peer < 0) {
@@ -140,9 +143,11 @@ final class CmImpl implements ConnectionManager {
                 }
                 case CmOutgoing.REJECTED -> {
                     connects.remove(id);
-                    throw new DetException(Errno.ECONNREFUSED, o.reason == NO_LISTENER
-                        ? "nobody listens on service " + serviceId + " at " + remoteAddress
-                        : "the peer rejected the connection");
+                    throw new DetException(Errno.ECONNREFUSED, switch (o.reason) {
+                        case NO_LISTENER -> "nobody listens on service " + serviceId + " at " + remoteAddress;
+                        case MALFORMED -> "malformed handshake with " + remoteAddress + " (a limit out of range)";
+                        default -> "the peer rejected the connection";
+                    });
                 }
                 default -> {
                     connects.remove(id);
@@ -159,6 +164,7 @@ final class CmImpl implements ConnectionManager {
         nic.lock.lock();
         try {
             nic.checkOpen();
+            nic.checkAlive();
             r.checkPending();
             final QpImpl qp = idleQp(queuePair);
             r.qp = qp;
@@ -298,9 +304,11 @@ final class CmImpl implements ConnectionManager {
         final CmRequest r = new CmRequest(this, peer, nic.link.describe(peer), key.id(), serviceId, Frame.srcQp(f),
             Frame.address(f), Frame.operand1(f), CmWire.privateData(f));
         final CmListener listener = listeners.get(serviceId);
-        if (listener == null || listener.queue.size() >= CmListener.BACKLOG || incoming.size() >= MAX_REMEMBERED) {
+        final boolean malformed = !wellFormed(f);
+        if (malformed || listener == null || listener.queue.size() >= CmListener.BACKLOG
+            || incoming.size() >= MAX_REMEMBERED) {
             r.state = CmRequest.REJECTED;
-            r.reason = NO_LISTENER;
+            r.reason = malformed ? MALFORMED : NO_LISTENER;
             r.retry = new CmRetry(nic.minRtoNs, System.nanoTime());
             r.retry.finish(System.nanoTime());
             if (incoming.size() < MAX_REMEMBERED) {
@@ -334,6 +342,14 @@ final class CmImpl implements ConnectionManager {
             changed.signalAll();
             return;
         }
+        if (!wellFormed(f)) {
+            // The acceptor's limits would leave the queue pair unusable (a negative max_or starts no read): refuse.
+            o.state = CmOutgoing.REJECTED;
+            o.reason = MALFORMED;
+            o.retry.finish(System.nanoTime());
+            changed.signalAll();
+            return;
+        }
         final long isns = Frame.address(f);
         qp.maxOr = Math.min(qp.maxOr, CmWire.high(Frame.operand1(f)));
         qp.connectTo(peer, nic.link.describe(peer), Frame.srcQp(f), o.requestIsn, o.responseIsn, CmWire.low(isns),
@@ -343,6 +359,21 @@ final class CmImpl implements ConnectionManager {
         o.retry.finish(System.nanoTime());
         wire.send(peer, Frame.OP_CM_READY, qp.number, o.id, o.serviceId, 0, 0, 0, NO_DATA);
         changed.signalAll();
+    }
+
+    /**
+     * Whether a CM_REQUEST or CM_ACCEPT is well formed: a queue pair number other than 0 (the connection manager's
+     * own), max_or and max_ir in [0, {@link NicImpl#MAX_RD_ATOMIC}], at most {@link #MAX_PRIVATE_DATA} bytes of
+     * private data. Counts a malformed one.
+     */
+    private boolean wellFormed(final MemorySegment f) {
+        final long limits = Frame.operand1(f);
+        if (Frame.srcQp(f) != 0 && PeerValues.rdAtomicLimit(CmWire.low(limits))
+            && PeerValues.rdAtomicLimit(CmWire.high(limits)) && Frame.payloadLength(f) <= MAX_PRIVATE_DATA) {
+            return true;
+        }
+        nic.counters.cmMalformed++;
+        return false;
     }
 
     private void onDisconnect(final MemorySegment f, final long peer) {
@@ -426,6 +457,7 @@ final class CmImpl implements ConnectionManager {
         nic.link.wakeup();
         try {
             while (!done.getAsBoolean()) {
+                nic.checkAlive(); // a fatal NIC runs no protocol: nothing would ever answer
                 if (leftNs <= 0) {
                     return false;
                 }
@@ -470,6 +502,11 @@ final class CmImpl implements ConnectionManager {
     /** A random initial sequence number: stale frames of an earlier connection then miss the window. */
     private static int isn() {
         return ThreadLocalRandom.current().nextInt();
+    }
+
+    /** The NIC failed fatally: wakes every caller waiting for the peer, so that it fails with EIO at once. */
+    void nicFailed() {
+        changed.signalAll();
     }
 
     void close() {

@@ -45,6 +45,10 @@ final class Counters {
     long cmReceived;
     long cmRetransmitted;
     long cmIgnored;
+    /** Frames from the connected peer with a value out of range: each failed its connection. */
+    long protocolErrors;
+    /** Connection manager frames with a value out of range (a limit, a queue pair number): refused. */
+    long cmMalformed;
 
     Map<String, Long> snapshot() {
         final Map<String, Long> m = new LinkedHashMap<>();
@@ -85,6 +89,8 @@ final class Counters {
         m.put("cm.received", cmReceived);
         m.put("cm.retransmitted", cmRetransmitted);
         m.put("cm.ignored", cmIgnored);
+        m.put("rx.protocol_error", protocolErrors);
+        m.put("cm.malformed", cmMalformed);
         return m;
     }
 }

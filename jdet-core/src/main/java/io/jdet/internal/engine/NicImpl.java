@@ -32,7 +32,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * A NIC: a link, the objects created on it, and the engine that runs their protocol. One lock guards it all;
  * posts and polls take it briefly and drive the engine themselves (a poll receives frames and runs due timers),
  * so a busy-polling application needs no thread hand-off. A progress thread per NIC covers the rest: timers when
- * nobody polls, and frames while threads are blocked waiting for events.
+ * nobody polls, and frames while threads are blocked waiting for events. If that thread dies (an {@link Error},
+ * or its link failing outside the engine), the NIC becomes fatal: see {@link #failFatally}.
  */
 public final class NicImpl implements Nic, FrameHandler {
     static final int MAX_PDS = 65536;
@@ -108,6 +109,8 @@ public final class NicImpl implements Nic, FrameHandler {
 
     private Thread progressThread;
     private volatile boolean closed;
+    /** Why the progress thread died, once it has: the NIC is in its fatal state (see {@link #failFatally}). */
+    private volatile Throwable fatalCause;
 
     NicImpl(final DeviceImpl device, final String name, final Link link, final EventQueueImpl event) {
         this.device = device;
@@ -251,6 +254,18 @@ public final class NicImpl implements Nic, FrameHandler {
     void checkOpen() {
         if (closed) {
             throw new IllegalStateException("NIC closed");
+        }
+    }
+
+    /**
+     * Refuses new work on a NIC whose engine has died.
+     *
+     * @throws DetException EIO once the NIC failed fatally
+     */
+    void checkAlive() {
+        final Throwable cause = fatalCause; // volatile: pairs with the write in failFatally
+        if (cause != null) {
+            throw new DetException(Errno.EIO, "the NIC failed fatally: " + cause);
         }
     }
 
@@ -455,7 +470,7 @@ public final class NicImpl implements Nic, FrameHandler {
     public void onFrame(final MemorySegment f, final int length, final long peer) {
         counters.framesReceived++;
         if (length < Frame.HEADER_LENGTH || Frame.magic(f) != Frame.MAGIC || Frame.version(f) != Frame.VERSION
-            || Frame.payloadLength(f) != length - Frame.HEADER_LENGTH) {
+            || Frame.payloadLength(f) != length - Frame.HEADER_LENGTH || (Frame.flags(f) & ~Frame.ALL_FLAGS) != 0) {
             counters.badHeader++;
             return;
         }
@@ -515,6 +530,9 @@ public final class NicImpl implements Nic, FrameHandler {
      * @return how much work was done
      */
     int progress(final long now) {
+        if (fatalCause != null) {
+            return 0; // a dead engine runs nothing: its link may be what failed
+        }
         LAST_APP_NS.setOpaque(this, now); // opaque: the progress thread only needs to see it eventually
         return doProgress(now);
     }
@@ -560,7 +578,60 @@ public final class NicImpl implements Nic, FrameHandler {
         return deadline;
     }
 
+    /**
+     * The progress thread's body. A {@link RuntimeException} inside the engine is counted ({@code engine.errors})
+     * and the thread goes on (the protocol retransmits what was lost); anything else that escapes, an
+     * {@link Error} anywhere or an exception from the link outside the engine lock, puts the NIC into its fatal
+     * state ({@link #failFatally}) instead of ending the thread silently.
+     */
     private void progressLoop() {
+        try {
+            runProgress();
+        } catch (final Throwable t) {
+            failFatally(t);
+        }
+    }
+
+    /**
+     * The NIC's engine died: from now on it is fatal, as an RDMA device after {@code IBV_EVENT_DEVICE_FATAL}.
+     * Every queue pair enters ERROR, so every outstanding work request completes with {@code FLUSHED}, and its
+     * peer is told with a DISCONNECT carrying {@code QP_FATAL} where the link still carries it; one
+     * {@code NIC_FATAL} event goes to the NIC's event queue, counted in {@code engine.errors}; posts, modifies and
+     * connection manager calls fail with EIO; polls return what was completed. Closing still works.
+     */
+    private void failFatally(final Throwable cause) {
+        fatalCause = cause; // first, so that nothing new is accepted while the rest is done
+        try {
+            lock.lock();
+            try {
+                counters.engineErrors++;
+                for (int i = 0; i < qps.size(); i++) {
+                    final QpImpl qp = qps.get(i);
+                    final boolean wasConnected = qp.state == QpState.CONNECTED;
+                    qp.enterError(EventCode.QP_FATAL.code(), false, false, false);
+                    if (wasConnected) {
+                        tellPeerFatal(qp);
+                    }
+                }
+                cm.nicFailed();
+                asyncEvent(EventCode.NIC_FATAL.code(), ResourceType.NIC, this);
+            } finally {
+                lock.unlock();
+            }
+        } catch (final Throwable secondary) {
+            cause.addSuppressed(secondary); // the event or a flush failed as well: EIO still names the cause
+        }
+    }
+
+    private void tellPeerFatal(final QpImpl qp) {
+        try {
+            sendDisconnect(qp.remotePeer, qp.remoteQpNum, qp.number, EventCode.QP_FATAL.code(), qp);
+        } catch (final RuntimeException linkFailed) {
+            counters.linkBusy++; // the link is what failed: the peer learns from its own timeout
+        }
+    }
+
+    private void runProgress() {
         while (!closed) {
             long now = System.nanoTime();
             final long appNs = (long) LAST_APP_NS.getOpaque(this); // pairs with the opaque write in progress()

@@ -126,6 +126,7 @@ public final class QpImpl implements QueuePair {
 
     private SendWr begin(final long id, final int kind, final WcType type, final int flags) {
         checkOpen();
+        nic.checkAlive();
         if ((flags & ~WrFlags.ALL) != 0) {
             throw new DetException(Errno.EINVAL, "unknown work request flags 0x" + Integer.toHexString(flags));
         }
@@ -177,6 +178,7 @@ public final class QpImpl implements QueuePair {
         nic.lockDataPath();
         try {
             checkOpen();
+            nic.checkAlive();
             if (state != QpState.IDLE && state != QpState.CONNECTED) {
                 throw new DetException(Errno.ENOTCONN, "queue pair is " + state);
             }
@@ -407,6 +409,7 @@ public final class QpImpl implements QueuePair {
         nic.lock.lock();
         try {
             checkOpen();
+            nic.checkAlive();
             final int flags = m.flags();
             if ((flags & QpModify.STATE) != 0 && m.nextState() == null) {
                 throw new DetException(Errno.EINVAL, "state flag without a state");
@@ -645,7 +648,9 @@ public final class QpImpl implements QueuePair {
             case io.jdet.internal.wire.Frame.OP_NAK -> requester.onNak(f, now);
             case io.jdet.internal.wire.Frame.OP_DISCONNECT -> {
                 final int code = io.jdet.internal.wire.Frame.key(f);
-                if ((code & ~EventCode.REMOTE_BIT) == EventCode.DISCONNECT.code()) {
+                if (!PeerValues.disconnectCode(code)) {
+                    protocolError(EventCode.QP_ERROR);
+                } else if ((code & ~EventCode.REMOTE_BIT) == EventCode.DISCONNECT.code()) {
                     disconnect(EventCode.DISCONNECT.code(), true);
                 } else {
                     enterError(code & ~EventCode.REMOTE_BIT, true, false, true);
@@ -682,6 +687,18 @@ public final class QpImpl implements QueuePair {
         } else {
             nic.sendDisconnect(remotePeer, remoteQpNum, number, EventCode.QP_ERROR.code(), this);
         }
+    }
+
+    /**
+     * The connected peer sent a value out of range (an unknown NAK status or event, a DISCONNECT code that is no
+     * event, a response that matches nothing): the connection fails. Counted; the peer is told with a DISCONNECT
+     * carrying the event; ERROR with a local event, every outstanding work request flushed.
+     *
+     * @param event what was wrong, as the event raised and sent
+     */
+    void protocolError(final EventCode event) {
+        nic.counters.protocolErrors++;
+        enterError(event.code(), false, true, true);
     }
 
     /** This side failed a request: tell the peer with a NAK naming the status, then enter ERROR. */

@@ -402,16 +402,26 @@ final class Requester implements OrderedStream {
 
     // ---------------------------------------------------------------- NAKs, responses, timers
 
+    /**
+     * A NAK of request {@code seq}. One naming no request that was sent and is not acknowledged is ignored (NAKs
+     * are unsequenced: a late repeat is harmless); one whose status or event is out of range, or a
+     * receiver-not-ready NAK of anything but the first frame of a message that consumes a receive, is a protocol
+     * error: the request completes with {@link WcStatus#BAD_RESPONSE} and the queue pair fails.
+     */
     void onNak(final MemorySegment f, final long now) {
         final int seq = Frame.seq(f);
         final int status = Frame.key(f);
-        final SendWr w = findBySeq(seq);
+        final SendWr w = after(seq, lastAcked) && !after(seq, highestSent) ? findBySeq(seq) : null;
         if (w == null) {
             nic.counters.naksIgnored++;
             return;
         }
         if (status == Frame.NAK_RNR) {
             nic.counters.rnrNaksReceived++;
+            if (seq != w.startSeq || !consumesReceive(w)) {
+                protocolError(w, EventCode.QP_ERROR);
+                return;
+            }
             if (after(seq, txSeq - 1) && rnrHoldUntilNs != 0) {
                 return;
             }
@@ -427,17 +437,48 @@ final class Requester implements OrderedStream {
         }
         nic.counters.naksReceived++;
         final int event = Frame.length(f);
-        w.status = status >= 0 && status < WcStatus.values().length ? WcStatus.of(status)
-            : WcStatus.INVALID_REQUEST;
-        if (w.status == WcStatus.SUCCESS) {
-            w.status = WcStatus.INVALID_REQUEST;
+        if (!PeerValues.nakStatus(status) || !PeerValues.qpEvent(event)) {
+            protocolError(w, EventCode.QP_ERROR);
+            return;
         }
+        w.status = WcStatus.of(status);
         w.state = SendWr.DONE;
         if (w.needsResponse()) {
             orDepth--;
         }
         completeWalk();
         qp.enterError(event, true, false, true);
+    }
+
+    private static boolean consumesReceive(final SendWr w) {
+        return w.kind == SendWr.KIND_SEND || w.kind == SendWr.KIND_WRITE && (w.flags & WrFlags.IMMEDIATE) != 0;
+    }
+
+    /**
+     * The peer broke the protocol answering a request: it completes with {@link WcStatus#BAD_RESPONSE} (if there
+     * is one to blame) and the connection fails ({@link QpImpl#protocolError}).
+     *
+     * @param w     the request the bad frame answered, or null
+     * @param event the event raised and sent to the peer
+     */
+    private void protocolError(final SendWr w, final EventCode event) {
+        if (w != null) {
+            w.status = WcStatus.BAD_RESPONSE;
+            w.state = SendWr.DONE;
+            completeWalk();
+        }
+        qp.protocolError(event);
+    }
+
+    /** The oldest read or atomic still waiting for its response, or null. */
+    private SendWr oldestAwaitingResponse() {
+        for (long i = completeIdx; i < admitIdx; i++) {
+            final SendWr w = queue.at(i);
+            if (w.needsResponse() && w.state == SendWr.ACTIVE) {
+                return w;
+            }
+        }
+        return null;
     }
 
     /** Fails the oldest outstanding request (or w) with a status, then the queue pair. */
@@ -493,10 +534,10 @@ final class Requester implements OrderedStream {
         final SendWr w = d >= 0 && completeIdx + d < admitIdx ? queue.at(completeIdx + d) : null;
         final boolean read = opcode == Frame.OP_READ_RESP;
         if (w == null || w.ordinal != completeIdx + d || w.state != SendWr.ACTIVE
-            || read != (w.kind == SendWr.KIND_READ) || !w.needsResponse()) {
+            || read != (w.kind == SendWr.KIND_READ) || !w.needsResponse() || after(w.startSeq, highestSent)) {
+            // A response to no request this side sent: the oldest read or atomic was due an answer and got this.
             nic.counters.badResponses++;
-            qp.failRequest(WcStatus.INVALID_REQUEST.code(), seq,
-                (read ? EventCode.INVALID_RDMA_ID : EventCode.INVALID_ATOMIC_ID).code());
+            protocolError(oldestAwaitingResponse(), read ? EventCode.INVALID_RDMA_ID : EventCode.INVALID_ATOMIC_ID);
             return false;
         }
         rspExpected++;
@@ -514,13 +555,17 @@ final class Requester implements OrderedStream {
         if (read) {
             final int offset = Frame.offset(f);
             final int n = Frame.payloadLength(f);
-            if (offset < 0 || (long) offset + n > w.segments.total) {
-                orDepth--;
-                fail(w, WcStatus.INVALID_REQUEST, EventCode.INVALID_LENGTH.code());
+            final long end = (long) offset + n;
+            final boolean last = (Frame.flags(f) & Frame.FLAG_LAST) != 0;
+            // Fragments come in order, each where the last one ended; LAST exactly at the end of the read.
+            if (offset != w.bytesReceived || (last ? end != w.segments.total : n == 0 || end >= w.segments.total)) {
+                nic.counters.badResponses++;
+                protocolError(w, EventCode.INVALID_LENGTH);
                 return false;
             }
             w.segments.place(f, Frame.HEADER_LENGTH, offset, n);
-            if ((Frame.flags(f) & Frame.FLAG_LAST) == 0) {
+            if (!last) {
+                w.bytesReceived = (int) end;
                 return qp.state == io.jdet.QpState.CONNECTED;
             }
             w.resultLength = (int) w.segments.total;

@@ -36,6 +36,11 @@ final class Responder implements OrderedStream {
     int reqExpected;
     /** Next message id a send or write with immediate must carry. */
     private int expectedMsgId;
+    /** The send or write whose fragments are arriving: where its next fragment starts (0 between messages). */
+    private int msgOffset;
+    /** Its opcode and length, which every later fragment must repeat. */
+    private int msgOpcode;
+    private int msgLength;
     /** Requests that arrived beyond a gap, held until it fills; their bits travel in every frame's SACK field. */
     final HeldFrames heldRequests;
     /** Which responses beyond the cumulative ack the peer holds. */
@@ -89,6 +94,7 @@ final class Responder implements OrderedStream {
         consume = 0;
         reqExpected = 1;
         expectedMsgId = 0;
+        msgOffset = 0;
         iqHead = iqTail = iqTxIdx = 0;
         rspNextSeq = rspTxSeq = 1;
         rspLastAcked = rspHighestSent = 0;
@@ -205,7 +211,8 @@ final class Responder implements OrderedStream {
         if (Frame.msgId(f) != expectedMsgId) {
             return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_MSG_ID);
         }
-        if (offset < 0 || total < 0 || (long) offset + n > total) {
+        final boolean last = (flags & Frame.FLAG_LAST) != 0;
+        if (!fragmentFits(Frame.OP_SEND, offset, n, total, last)) {
             return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_LENGTH);
         }
         if (total > r.segments.total) {
@@ -217,12 +224,11 @@ final class Responder implements OrderedStream {
             return error(WcStatus.REMOTE_OP_ERR, EventCode.INVALID_L_KEY);
         }
         r.segments.place(f, Frame.HEADER_LENGTH, offset, n);
-        if ((flags & Frame.FLAG_LAST) == 0) {
+        if (!last) {
+            nextFragment(Frame.OP_SEND, offset + n, total);
             return OK;
         }
-        if ((long) offset + n != total) {
-            return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_LENGTH);
-        }
+        msgOffset = 0;
         int wcFlags = 0;
         int invalidated = 0;
         if ((flags & Frame.FLAG_INVALIDATE) != 0) {
@@ -247,13 +253,19 @@ final class Responder implements OrderedStream {
         final int flags = Frame.flags(f);
         final boolean immediate = (flags & Frame.FLAG_IMMEDIATE) != 0;
         final int n = Frame.payloadLength(f);
+        final int offset = Frame.offset(f);
+        final int total = Frame.length(f);
+        final boolean last = (flags & Frame.FLAG_LAST) != 0;
         if (immediate) {
             if (consume == queue.tail) {
-                return Frame.offset(f) == 0 ? RNR : error(WcStatus.INVALID_REQUEST, EventCode.INVALID_MSG_ID);
+                return offset == 0 ? RNR : error(WcStatus.INVALID_REQUEST, EventCode.INVALID_MSG_ID);
             }
             if (Frame.msgId(f) != expectedMsgId) {
                 return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_MSG_ID);
             }
+        }
+        if (!fragmentFits(Frame.OP_WRITE, offset, n, total, last)) {
+            return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_LENGTH);
         }
         if (n > 0) {
             final int status = nic.resolveRemote(qp, Frame.key(f), Frame.address(f), n, Access.REMOTE_WRITE, false);
@@ -262,14 +274,40 @@ final class Responder implements OrderedStream {
             }
             Scatter.copyLastByteLast(f, Frame.HEADER_LENGTH, nic.remoteSegment, nic.remoteOffset, n);
         }
-        if (immediate && (flags & Frame.FLAG_LAST) != 0) {
+        if (!last) {
+            nextFragment(Frame.OP_WRITE, offset + n, total);
+            return OK;
+        }
+        msgOffset = 0;
+        if (immediate) {
             int wcFlags = WcFlags.IMMEDIATE;
             if ((flags & Frame.FLAG_SOLICITED) != 0) {
                 wcFlags |= WcFlags.SOLICITED;
             }
-            completeReceive(queue.at(consume), WcStatus.SUCCESS, wcFlags, Frame.length(f), Frame.immediate(f), 0);
+            completeReceive(queue.at(consume), WcStatus.SUCCESS, wcFlags, total, Frame.immediate(f), 0);
         }
         return OK;
+    }
+
+    /**
+     * Whether a send or write fragment continues its message: the first starts at offset 0 with a length that is
+     * not negative, each later one starts where the one before ended and repeats the opcode and length, a fragment
+     * without LAST carries bytes and leaves some for later, and the LAST one ends exactly at the length. Any
+     * other frame in the middle of a message cuts it short, which is refused the same way.
+     */
+    private boolean fragmentFits(final int opcode, final int offset, final int n, final int total,
+                                 final boolean last) {
+        if (total < 0 || offset != msgOffset || msgOffset != 0 && (opcode != msgOpcode || total != msgLength)) {
+            return false;
+        }
+        final long end = (long) offset + n;
+        return last ? end == total : n > 0 && end < total;
+    }
+
+    private void nextFragment(final int opcode, final int offset, final int total) {
+        msgOpcode = opcode;
+        msgOffset = offset;
+        msgLength = total;
     }
 
     private void completeReceive(final RecvWr r, final WcStatus status, final int wcFlags, final int length,
@@ -283,6 +321,9 @@ final class Responder implements OrderedStream {
     }
 
     private int onRead(final MemorySegment f, final long now) {
+        if (msgOffset != 0 || Frame.payloadLength(f) != 0) {
+            return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_LENGTH); // cuts a message short, or has data
+        }
         if (iqTail - iqHead >= Math.max(qp.maxIr, 0)) {
             return error(WcStatus.INVALID_REQUEST, EventCode.MAX_IR_EXCEEDED);
         }
@@ -314,6 +355,9 @@ final class Responder implements OrderedStream {
     private int onAtomic(final MemorySegment f, final int opcode, final long now) {
         if (opcode != Frame.OP_COMP_EXCH && opcode != Frame.OP_FETCH_ADD) {
             return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_OPCODE);
+        }
+        if (msgOffset != 0 || Frame.payloadLength(f) != 0 || Frame.length(f) != 8) {
+            return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_LENGTH);
         }
         if (iqTail - iqHead >= Math.max(qp.maxIr, 0)) {
             return error(WcStatus.INVALID_REQUEST, EventCode.MAX_IR_EXCEEDED);
@@ -489,6 +533,7 @@ final class Responder implements OrderedStream {
     /** Flushes posted receives with FLUSHED; drops queued responses and held requests silently. */
     void flush() {
         heldRequests.drop();
+        msgOffset = 0;
         int flushed = 0;
         for (long i = consume; i < queue.tail; i++) {
             flushed++;

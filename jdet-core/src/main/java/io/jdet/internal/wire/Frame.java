@@ -133,6 +133,10 @@ public final class Frame {
     /** Flag: the key field names a remote key to invalidate (send with invalidate). */
     public static final int FLAG_INVALIDATE = 0x0200;
 
+    /** Every flag this version defines; a frame with any other bit set is malformed. */
+    public static final int ALL_FLAGS = FLAG_LAST | FLAG_IMMEDIATE | FLAG_SOLICITED | FLAG_FORCE_ACK
+        | FLAG_RESPONSE_SACK | FLAG_INVALIDATE;
+
     /** NAK status: the receiver was not ready (no receive posted); retry later. */
     public static final int NAK_RNR = 0xFFFF;
 

@@ -1,0 +1,115 @@
+package io.jdet;
+
+import io.jdet.testing.HostilePeer;
+import io.jdet.testing.Loopback;
+import io.jdet.testing.Tests;
+
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+/**
+ * A victim (NIC A of a {@link Loopback}: its queue pair, completion queue, event queue and buffer) connected to a
+ * {@link HostilePeer}, with the assertions the hostile-peer tests share.
+ */
+final class HostileSetup implements AutoCloseable {
+    final Loopback lo;
+    final HostilePeer peer;
+
+    HostileSetup() {
+        this(new Configuration());
+    }
+
+    HostileSetup(final Configuration configuration) {
+        this(configuration, true);
+    }
+
+    /**
+     * @param configuration the victim's
+     * @param connect       whether to connect the victim's queue pair to the peer ({@code QpModify.connect}), or
+     *                      leave it IDLE for the connection manager
+     */
+    HostileSetup(final Configuration configuration, final boolean connect) {
+        lo = Loopback.open(new Loopback.Options().configuration(configuration).connect(false));
+        peer = HostilePeer.on(lo.nicA);
+        if (connect) {
+            peer.connect(lo.qpA);
+        } else {
+            peer.aimAt(lo.qpA.number());
+        }
+    }
+
+    QueuePair qp() {
+        return lo.qpA;
+    }
+
+    long counter(final String name) {
+        return lo.nicA.counters().get(name);
+    }
+
+    /**
+     * Waits for the victim's queue pair to fail with an event, and checks that the event decodes.
+     *
+     * @param code   the event expected
+     * @param remote whether it is marked as caused by the peer
+     */
+    void awaitQpEvent(final EventCode code, final boolean remote) {
+        Loopback.awaitState(lo.qpA, QpState.ERROR);
+        final List<EventRecord> events = Tests.awaitEvent(lo.eventsA, e -> e.handle() == lo.qpA);
+        final EventRecord e = events.get(events.size() - 1);
+        assertDoesNotThrow(e::toString, "an event the application cannot print");
+        assertEquals(code, assertDoesNotThrow(e::code), e.toString());
+        assertEquals(remote, e.remote(), e.toString());
+    }
+
+    /**
+     * The connection failed on a protocol error: ERROR with a local event, counted, the peer told with a
+     * DISCONNECT carrying the event, and nothing thrown inside the engine.
+     *
+     * @param code the event
+     */
+    void awaitProtocolError(final EventCode code) {
+        awaitQpEvent(code, false);
+        assertEquals(1, counter("rx.protocol_error"), () -> lo.nicA.counters().toString());
+        final HostilePeer.Received d = peer.expect(io.jdet.internal.wire.Frame.OP_DISCONNECT);
+        assertEquals(code.code(), d.key(), d.toString());
+        assertNoEngineErrors();
+    }
+
+    /**
+     * The victim refused the peer's request {@code seq} with a NAK naming the status and event, then failed.
+     *
+     * @param seq    the peer's request
+     * @param status the status
+     * @param event  the event
+     */
+    void awaitNak(final int seq, final WcStatus status, final EventCode event) {
+        final HostilePeer.Received nak = peer.expect(io.jdet.internal.wire.Frame.OP_NAK);
+        assertEquals(seq, nak.seq(), nak.toString());
+        assertEquals(status.code(), nak.key(), nak.toString());
+        assertEquals(event.code(), nak.length(), nak.toString());
+        awaitQpEvent(event, false);
+        assertNoEngineErrors();
+    }
+
+    void assertNoEngineErrors() {
+        assertEquals(0, counter("engine.errors"), () -> lo.nicA.counters().toString());
+    }
+
+    void assertConnected() {
+        assertEquals(QpState.CONNECTED, lo.qpA.query().state());
+        assertFalse(lo.eventsA.pending() > 0, () -> "unexpected event: " + Tests.drainEvents(lo.eventsA));
+        assertNoEngineErrors();
+    }
+
+    @Override
+    public void close() {
+        try {
+            peer.close();
+        } finally {
+            lo.close();
+        }
+    }
+}
