@@ -276,9 +276,16 @@ final class Requester implements OrderedStream {
         Frame.writeExtension(h, address, atomic ? w.operand1 : 0, atomic ? w.operand2 : 0, key, length,
             (int) offset, w.immediate);
         if (payload > 0) {
+            if (!w.segments.stillValid()) {
+                return failLocal(w);
+            }
             w.segments.gather(g, offset, payload);
         }
-        if (!nic.transmit(qp, payload)) {
+        final int outcome = nic.transmit(qp, payload);
+        if (outcome == NicImpl.MEMORY_GONE) {
+            return failLocal(w);
+        }
+        if (outcome != NicImpl.SENT) {
             return false;
         }
         if (retransmission) {
@@ -295,6 +302,17 @@ final class Requester implements OrderedStream {
             highestSent = seq;
         }
         return true;
+    }
+
+    /**
+     * A local segment of a send or write was deregistered (or its arena closed) before all of it was sent: the
+     * engine may not read the memory any more, so the request fails and the queue pair enters ERROR.
+     *
+     * @return false: nothing was sent
+     */
+    private boolean failLocal(final SendWr w) {
+        fail(w, WcStatus.LOCAL_PROTECTION_ERR, EventCode.INVALID_L_KEY.code());
+        return false;
     }
 
     // ---------------------------------------------------------------- acknowledgements
@@ -514,13 +532,18 @@ final class Requester implements OrderedStream {
         if (read) {
             final int offset = Frame.offset(f);
             final int n = Frame.payloadLength(f);
-            if (offset < 0 || (long) offset + n > w.segments.total) {
+            // Responses arrive in order, each starting where the one before ended; the last one ends the read.
+            // Anything else would complete a read whose bytes did not all arrive.
+            final boolean last = (Frame.flags(f) & Frame.FLAG_LAST) != 0;
+            final long end = (long) offset + n;
+            if (offset != w.bytesReceived || end > w.segments.total || last && end != w.segments.total) {
                 orDepth--;
                 fail(w, WcStatus.INVALID_REQUEST, EventCode.INVALID_LENGTH.code());
                 return false;
             }
             w.segments.place(f, Frame.HEADER_LENGTH, offset, n);
-            if ((Frame.flags(f) & Frame.FLAG_LAST) == 0) {
+            w.bytesReceived = (int) end;
+            if (!last) {
                 return qp.state == io.jdet.QpState.CONNECTED;
             }
             w.resultLength = (int) w.segments.total;
