@@ -5,6 +5,15 @@ import java.lang.foreign.MemorySegment;
 /**
  * A registered memory region ({@code struct det_mr}). Its local key names it in local data segments; its remote
  * key, non-zero only with a remote right, lets a peer read, write or run atomics on it.
+ *
+ * <p><b>Lifetime of the memory.</b> The memory must stay alive (its arena open) until the region is deregistered
+ * with {@link #close()}. Deregistration is immediate and final: when {@code close} returns, jdet never reads or
+ * writes the memory again, and the arena may be closed. Work that still refers to the region fails instead of
+ * touching it: a send or write not yet fully sent completes with {@link WcStatus#LOCAL_PROTECTION_ERR}, a read or
+ * atomic result or a receive with {@link WcStatus#LOCAL_PROTECTION_ERR}, and a peer's read whose response is still
+ * being sent from the region completes at the peer with {@link WcStatus#PROTECTION_ERR}; each time the queue pair
+ * enters ERROR. A region whose arena is closed while it is still registered (a use after free) counts as
+ * deregistered from that moment: the same failures follow, and jdet never hands freed memory to the kernel.
  */
 public interface MemoryRegion extends AutoCloseable {
 
@@ -58,7 +67,7 @@ public interface MemoryRegion extends AutoCloseable {
      * @param pd     the new domain, or null to keep the current one
      * @param access the new rights, or -1 to keep the current ones
      * @throws DetException EBUSY while windows are bound to the region; EINVAL for an illegal combination of
-     *                      rights, or a domain of another NIC
+     *                      rights, LOCAL_WRITE on a read-only segment, or a domain of another NIC
      */
     void modify(ProtectionDomain pd, int access);
 
@@ -73,7 +82,8 @@ public interface MemoryRegion extends AutoCloseable {
     MemoryRegion regShared(ProtectionDomain pd, int access);
 
     /**
-     * Deregisters the region ({@code det_dereg_mr}); its keys stop working at once.
+     * Deregisters the region ({@code det_dereg_mr}); its keys stop working at once, and jdet never touches the
+     * memory again (work still referring to it fails, see above), so its arena may be closed when this returns.
      *
      * @throws DetException EBUSY while windows are bound to it
      */

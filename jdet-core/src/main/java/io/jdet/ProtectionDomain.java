@@ -18,12 +18,14 @@ public interface ProtectionDomain extends AutoCloseable {
      * Registers native memory ({@code det_reg_mr}). Its virtual address is {@code segment.address()}.
      *
      * @param segment the memory, native and reachable from every thread (from {@code Arena.ofShared()},
-     *                {@code Arena.ofAuto()} or {@code Arena.global()}); it must stay alive while registered
+     *                {@code Arena.ofAuto()} or {@code Arena.global()}); it must stay alive until the region is
+     *                deregistered (see {@link MemoryRegion} for what happens otherwise)
      * @param access  {@link Access} rights
      * @return the region
-     * @throws DetException EFAULT if the segment is not native, or is confined to one thread; EINVAL for length 0,
-     *                      unknown access bits, or REMOTE_READ without LOCAL_READ, or REMOTE_WRITE/REMOTE_ATOMIC
-     *                      without LOCAL_WRITE; ERANGE if address plus length wraps; E2BIG if longer than the NIC's
+     * @throws DetException EFAULT if the segment is not native, is confined to one thread, or its arena is closed;
+     *                      EINVAL for length 0, unknown access bits, REMOTE_READ without LOCAL_READ,
+     *                      REMOTE_WRITE/REMOTE_ATOMIC without LOCAL_WRITE, or LOCAL_WRITE on a read-only segment;
+     *                      ERANGE if address plus length wraps; E2BIG if longer than the NIC's
      *                      maximum region; EDQUOT if the registration quota would be exceeded; EAGAIN if the NIC has
      *                      its maximum number of regions; ENOMEM if no key can be allocated
      */

@@ -30,9 +30,12 @@ public enum WcStatus {
     BIND_ERR(9),
     /** A local operation (a local invalidate) failed. */
     LOCAL_OP_ERR(10),
-    /** The receive buffer at the peer was unusable (deregistered, or without local write). */
+    /**
+     * The peer could not carry out the request: its receive buffer was unusable (deregistered, or without local
+     * write), or the request failed while it ran there.
+     */
     REMOTE_OP_ERR(11),
-    /** A local buffer became unusable between post and execution. */
+    /** A local buffer became unusable (deregistered, or its arena closed) between post and execution. */
     LOCAL_PROTECTION_ERR(12),
     /**
      * The peer broke the protocol answering this request ({@code IBV_WC_BAD_RESP_ERR}): a NAK with a status or

@@ -157,7 +157,12 @@ public final class CqImpl implements CompletionQueue {
             if (closed) {
                 throw new IllegalStateException("completion queue destroyed");
             }
-            nic.progress(System.nanoTime());
+            try {
+                nic.progress(System.nanoTime());
+            } catch (final RuntimeException e) {
+                // The engine's failure is not the caller's: count it and hand out what is complete.
+                nic.counters.engineErrors++;
+            }
             int n = 0;
             while (n < limit && count > 0) {
                 final QpImpl qp = qps[head];

@@ -61,8 +61,12 @@ final class HeldFrames {
                 return PROCESSED;
             }
             final MemorySegment next = frame(slot);
-            final boolean ok = stream.process(next, Frame.opcode(next), stream.expected(), now);
-            release(slot);
+            final boolean ok;
+            try {
+                ok = stream.process(next, Frame.opcode(next), stream.expected(), now);
+            } finally {
+                release(slot); // advance() handed it over: nothing else frees it
+            }
             if (!ok) {
                 return PROCESSED; // not ready (or failed): it is the gap now, and the sender resends it
             }

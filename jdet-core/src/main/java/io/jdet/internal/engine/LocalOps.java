@@ -30,7 +30,7 @@ final class LocalOps {
             mw.activeRKey = w.bindKey;
             return WcStatus.SUCCESS;
         }
-        if (!w.bindRegion.valid) {
+        if (!w.bindRegion.usable()) {
             return WcStatus.BIND_ERR;
         }
         mw.unbind();
@@ -40,7 +40,7 @@ final class LocalOps {
 
     private static WcStatus bindType2(final QpImpl qp, final SendWr w) {
         final MwImpl mw = w.window;
-        if (mw.destroyed || mw.bound || !w.bindRegion.valid) {
+        if (mw.destroyed || mw.bound || !w.bindRegion.usable()) {
             return WcStatus.BIND_ERR;
         }
         apply(mw, w, qp);

@@ -7,21 +7,39 @@ import io.jdet.MemoryRegion;
 import io.jdet.MrAttributes;
 import io.jdet.ProtectionDomain;
 
+import io.jdet.internal.link.FrameGather;
+
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 
 /**
  * A registered region. Its keys share one table index: the local key has an even tag, the remote key the next
  * odd one, so they differ, and both die when the index is released.
+ *
+ * <p>Lifetime: the engine reads and writes the memory only under the engine lock, and only while the region is
+ * {@link #usable()}: registered, and its arena still open. Deregistration takes the lock, so once {@link #close()}
+ * returns the engine never touches the memory again; work that still refers to it fails instead (see
+ * {@link MemoryRegion}).
  */
 public final class MrImpl implements MemoryRegion {
-    /** A thread that owns no arena: a segment it may not access is confined to one thread. */
+    /** log2 of the distance between the starts of two {@link #views}. */
+    private static final int VIEW_SHIFT = 30;
+    /**
+     * How far a view reaches into the next one: more than any frame payload, so that every piece of a frame lies
+     * in the view its first byte is in.
+     */
+    private static final long VIEW_OVERLAP = 1 << 17;
 
     final NicImpl nic;
     PdImpl pd;
     final MemorySegment segment;
-    /** A byte buffer over the whole region, for CRC computation; its position and limit are scratch. */
-    final ByteBuffer view;
+    /**
+     * Byte buffers over the region for CRC computation (their positions and limits are scratch): one per GiB,
+     * since a byte buffer cannot cover a region of {@code Integer.MAX_VALUE} bytes.
+     */
+    private final ByteBuffer[] views;
+    /** The memory of each view. */
+    private final MemorySegment[] viewSegments;
     final long address;
     final long length;
     int access;
@@ -35,7 +53,15 @@ public final class MrImpl implements MemoryRegion {
         this.nic = pd.nic;
         this.pd = pd;
         this.segment = segment;
-        this.view = segment.asByteBuffer();
+        final int count = (int) ((segment.byteSize() - 1) >>> VIEW_SHIFT) + 1;
+        this.views = new ByteBuffer[count];
+        this.viewSegments = new MemorySegment[count];
+        for (int k = 0; k < count; k++) {
+            final long start = (long) k << VIEW_SHIFT;
+            final long end = Math.min(segment.byteSize(), start + (1L << VIEW_SHIFT) + VIEW_OVERLAP);
+            viewSegments[k] = count == 1 ? segment : segment.asSlice(start, end - start);
+            views[k] = viewSegments[k].asByteBuffer();
+        }
         this.address = segment.address();
         this.length = segment.byteSize();
         this.access = access;
@@ -48,6 +74,9 @@ public final class MrImpl implements MemoryRegion {
         if (!segment.isNative()) {
             throw new DetException(Errno.EFAULT, "the segment is not native memory");
         }
+        if (!segment.scope().isAlive()) {
+            throw new DetException(Errno.EFAULT, "the segment's arena is closed: its memory is freed");
+        }
         if (!segment.isAccessibleBy(pd.nic.progressThread())) {
             throw new DetException(Errno.EFAULT, "the segment is confined to its owner thread, but jdet's threads "
                 + "must reach registered memory: allocate it from Arena.ofShared(), Arena.ofAuto() or Arena.global()");
@@ -55,10 +84,7 @@ public final class MrImpl implements MemoryRegion {
         if (segment.byteSize() == 0) {
             throw new DetException(Errno.EINVAL, "zero-length region");
         }
-        PdImpl.checkRegionAccess(access);
-        if ((access & (Access.LOCAL_WRITE)) != 0 && segment.isReadOnly()) {
-            throw new DetException(Errno.EINVAL, "LOCAL_WRITE on a read-only segment");
-        }
+        checkAccess(segment, access);
         if (Long.compareUnsigned(segment.address() + segment.byteSize(), segment.address()) < 0) {
             throw new DetException(Errno.ERANGE, "address plus length wraps");
         }
@@ -83,6 +109,36 @@ public final class MrImpl implements MemoryRegion {
         pd.users++;
         nic.mrCount++;
         return mr;
+    }
+
+    /** Checks rights for a segment: legal, and no write right on read-only memory (det_reg_mr, det_modify_mr). */
+    private static void checkAccess(final MemorySegment segment, final int access) {
+        PdImpl.checkRegionAccess(access);
+        // Every write right needs LOCAL_WRITE (checked above), so this keeps remote writes and atomics off it too.
+        if ((access & Access.LOCAL_WRITE) != 0 && segment.isReadOnly()) {
+            throw new DetException(Errno.EINVAL, "LOCAL_WRITE on a read-only segment");
+        }
+    }
+
+    /**
+     * Whether the engine may touch the memory: the region is registered and its arena is open. A region whose
+     * arena was closed while it was registered (a use after free the application committed) counts as
+     * deregistered. Engine lock held.
+     */
+    boolean usable() {
+        return valid && segment.scope().isAlive();
+    }
+
+    /**
+     * Adds a piece of the region to a frame's gather list.
+     *
+     * @param gather the list
+     * @param offset the offset of the piece in the region
+     * @param length its length, at most a frame's payload
+     */
+    void addTo(final FrameGather gather, final long offset, final int length) {
+        final int k = (int) (offset >>> VIEW_SHIFT);
+        gather.add(viewSegments[k], views[k], offset - ((long) k << VIEW_SHIFT), length);
     }
 
     private void issueKeys() {
@@ -145,7 +201,7 @@ public final class MrImpl implements MemoryRegion {
                 throw new DetException(Errno.EINVAL, "the domain belongs to another NIC or is deallocated");
             }
             final int rights = newAccess == -1 ? access : newAccess;
-            PdImpl.checkRegionAccess(rights);
+            checkAccess(segment, rights);
             pd.users--;
             pd = target;
             pd.users++;

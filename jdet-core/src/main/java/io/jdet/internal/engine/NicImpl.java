@@ -271,7 +271,7 @@ public final class NicImpl implements Nic, FrameHandler {
 
     MrImpl localRegion(final int lKey) {
         final Object o = keys.lookup(lKey);
-        return o instanceof MrImpl mr && mr.lKey == lKey && mr.valid ? mr : null;
+        return o instanceof MrImpl mr && mr.lKey == lKey && mr.usable() ? mr : null;
     }
 
     void removeQp(final QpImpl qp) {
@@ -287,17 +287,47 @@ public final class NicImpl implements Nic, FrameHandler {
 
     // ---------------------------------------------------------------- frames out
 
-    /** Seals and sends the frame in {@link #txHeader} and {@link #txGather} to a queue pair's peer. */
-    boolean transmit(final QpImpl qp, final int payloadLength) {
+    /** {@link #transmit}: the frame went out. */
+    static final int SENT = 0;
+    /** {@link #transmit}: the link refused the frame; send it again later. */
+    static final int LINK_BUSY = 1;
+    /** {@link #transmit}: a payload piece's arena was closed under the engine; nothing was sent. */
+    static final int MEMORY_GONE = 2;
+
+    /**
+     * Seals and sends the frame in {@link #txHeader} and {@link #txGather} to a queue pair's peer.
+     *
+     * @return {@link #SENT}, {@link #LINK_BUSY}, or {@link #MEMORY_GONE}: the caller fails the work the payload
+     *         belongs to (the application closed the arena of a registered region while the frame was built)
+     */
+    int transmit(final QpImpl qp, final int payloadLength) {
         Frame.sack(txHeader, qp.responder.heldRequests.bits);
-        txCrc.seal(txHeader, txHeaderView, Frame.HEADER_LENGTH, txGather);
-        if (!link.send(qp.remotePeer, txHeader, Frame.HEADER_LENGTH, txGather)) {
-            counters.linkBusy++;
-            return false;
+        try {
+            txCrc.seal(txHeader, txHeaderView, Frame.HEADER_LENGTH, txGather);
+            if (!link.send(qp.remotePeer, txHeader, Frame.HEADER_LENGTH, txGather)) {
+                counters.linkBusy++;
+                return LINK_BUSY;
+            }
+        } catch (final IllegalStateException e) {
+            // A closed arena makes every access to its memory throw (the JDK's guarantee), so the engine never
+            // reads freed memory; anything else is a fault of the engine's own.
+            if (payloadAlive()) {
+                throw e;
+            }
+            return MEMORY_GONE;
         }
         counters.framesSent++;
         counters.bytesSent += payloadLength;
         qp.acksSent();
+        return SENT;
+    }
+
+    private boolean payloadAlive() {
+        for (int i = 0; i < txGather.count(); i++) {
+            if (!txGather.segment(i).scope().isAlive()) {
+                return false;
+            }
+        }
         return true;
     }
 
@@ -439,6 +469,9 @@ public final class NicImpl implements Nic, FrameHandler {
         } else {
             return fault(WcStatus.PROTECTION_ERR, badKey);
         }
+        if (!mr.usable()) {
+            return fault(WcStatus.PROTECTION_ERR, badKey); // its arena was closed: as good as deregistered
+        }
         if (!allowed(rights, need)) {
             return fault(WcStatus.ACCESS_ERR, EventCode.ACCESS_VIOLATION);
         }
@@ -485,7 +518,11 @@ public final class NicImpl implements Nic, FrameHandler {
                 counters.badHeader++;
                 return;
             }
-            cm.onFrame(f, opcode, peer);
+            try {
+                cm.onFrame(f, opcode, peer);
+            } catch (final RuntimeException e) {
+                counters.engineErrors++; // that frame is lost; the rest of the receive batch still runs
+            }
             return;
         }
         final Object o = qpTable.lookup(dst);
@@ -511,7 +548,15 @@ public final class NicImpl implements Nic, FrameHandler {
             }
             return;
         }
-        qp.onFrame(f, opcode, rxNow);
+        try {
+            qp.onFrame(f, opcode, rxNow);
+        } catch (final RuntimeException | InternalError e) {
+            // The queue pair's state can no longer be trusted: it fails, rather than go on and acknowledge work
+            // that may not have been done. (A request that fails is answered by the responder itself, with a NAK.)
+            // The rest of the receive batch still runs.
+            counters.engineErrors++;
+            qp.enterError(EventCode.QP_FATAL.code(), false, true, true);
+        }
     }
 
     private static boolean knownOpcode(final int opcode) {

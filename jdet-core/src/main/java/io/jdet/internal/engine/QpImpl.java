@@ -643,6 +643,9 @@ public final class QpImpl implements QueuePair {
             return;
         }
         responder.onResponseAck(io.jdet.internal.wire.Frame.rspAck(f), responseSack ? sack : 0, now);
+        if (state != QpState.CONNECTED) {
+            return; // a response it released could not be sent (its region is gone): the read failed
+        }
         switch (opcode) {
             case io.jdet.internal.wire.Frame.OP_ACK -> nic.counters.acksReceived++;
             case io.jdet.internal.wire.Frame.OP_NAK -> requester.onNak(f, now);

@@ -276,9 +276,16 @@ final class Requester implements OrderedStream {
         Frame.writeExtension(h, address, atomic ? w.operand1 : 0, atomic ? w.operand2 : 0, key, length,
             (int) offset, w.immediate);
         if (payload > 0) {
+            if (!w.segments.stillValid()) {
+                return failLocal(w);
+            }
             w.segments.gather(g, offset, payload);
         }
-        if (!nic.transmit(qp, payload)) {
+        final int outcome = nic.transmit(qp, payload);
+        if (outcome == NicImpl.MEMORY_GONE) {
+            return failLocal(w);
+        }
+        if (outcome != NicImpl.SENT) {
             return false;
         }
         if (retransmission) {
@@ -295,6 +302,17 @@ final class Requester implements OrderedStream {
             highestSent = seq;
         }
         return true;
+    }
+
+    /**
+     * A local segment of a send or write was deregistered (or its arena closed) before all of it was sent: the
+     * engine may not read the memory any more, so the request fails and the queue pair enters ERROR.
+     *
+     * @return false: nothing was sent
+     */
+    private boolean failLocal(final SendWr w) {
+        fail(w, WcStatus.LOCAL_PROTECTION_ERR, EventCode.INVALID_L_KEY.code());
+        return false;
     }
 
     // ---------------------------------------------------------------- acknowledgements
@@ -560,6 +578,7 @@ final class Requester implements OrderedStream {
             // Fragments come in order, each where the last one ended; LAST exactly at the end of the read.
             if (offset != w.bytesReceived || (last ? end != w.segments.total : n == 0 || end >= w.segments.total)) {
                 nic.counters.badResponses++;
+                orDepth--;
                 protocolError(w, EventCode.INVALID_LENGTH);
                 return false;
             }

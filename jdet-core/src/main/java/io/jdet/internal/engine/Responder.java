@@ -62,6 +62,8 @@ final class Responder implements OrderedStream {
     private static final class InboundResponse {
         boolean read;
         int msgId;
+        /** The sequence number of the request: a NAK that fails it names it. */
+        int requestSeq;
         MrImpl region;
         long offset;
         int length;
@@ -164,14 +166,22 @@ final class Responder implements OrderedStream {
         // Count the request as received before handling it, so that a read or atomic response sent from inside
         // the handler acknowledges its own request (as in InfiniBand). Otherwise a read completes at the requester
         // while its request is still unacknowledged, and a retransmission timeout before the delayed ack goes back
-        // to a request that is no longer outstanding. Undone if the request is refused.
+        // to a request that is no longer outstanding. Undone if the request is refused or fails.
         reqExpected++;
-        final int outcome = switch (opcode) {
-            case Frame.OP_SEND -> onSend(f);
-            case Frame.OP_WRITE -> onWrite(f);
-            case Frame.OP_READ -> onRead(f, now);
-            default -> onAtomic(f, opcode, now);
-        };
+        int outcome;
+        try {
+            outcome = switch (opcode) {
+                case Frame.OP_SEND -> onSend(f);
+                case Frame.OP_WRITE -> onWrite(f);
+                case Frame.OP_READ -> onRead(f, seq, now);
+                default -> onAtomic(f, opcode, seq, now);
+            };
+        } catch (final RuntimeException | InternalError e) {
+            // The request could not be carried out (say, its memory refused the access): it fails, and is never
+            // acknowledged as done. InternalError is what an access to memory unmapped underneath throws.
+            nic.counters.engineErrors++;
+            outcome = error(WcStatus.REMOTE_OP_ERR, EventCode.QP_FATAL);
+        }
         if (outcome != OK) {
             reqExpected--;
         }
@@ -320,7 +330,7 @@ final class Responder implements OrderedStream {
         }
     }
 
-    private int onRead(final MemorySegment f, final long now) {
+    private int onRead(final MemorySegment f, final int seq, final long now) {
         if (msgOffset != 0 || Frame.payloadLength(f) != 0) {
             return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_LENGTH); // cuts a message short, or has data
         }
@@ -345,14 +355,16 @@ final class Responder implements OrderedStream {
         final InboundResponse e = inbound[(int) iqTail & inbound.length - 1];
         e.read = true;
         e.msgId = Frame.msgId(f);
+        e.requestSeq = seq;
         e.region = region;
         e.offset = offset;
         e.length = length;
-        queueResponse(e, Math.max(1, (length + nic.maxPayload - 1) / nic.maxPayload), now);
+        // In long: a read within a frame of 2^31 bytes overflows an int sum, and would be answered by one frame.
+        queueResponse(e, (int) Math.max(1, ((long) length + nic.maxPayload - 1) / nic.maxPayload), now);
         return OK;
     }
 
-    private int onAtomic(final MemorySegment f, final int opcode, final long now) {
+    private int onAtomic(final MemorySegment f, final int opcode, final int seq, final long now) {
         if (opcode != Frame.OP_COMP_EXCH && opcode != Frame.OP_FETCH_ADD) {
             return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_OPCODE);
         }
@@ -378,6 +390,7 @@ final class Responder implements OrderedStream {
         final InboundResponse e = inbound[(int) iqTail & inbound.length - 1];
         e.read = false;
         e.msgId = Frame.msgId(f);
+        e.requestSeq = seq;
         e.region = null;
         e.original = original;
         e.length = 0;
@@ -439,13 +452,33 @@ final class Responder implements OrderedStream {
         if (e.read) {
             payload = (int) Math.min(nic.maxPayload, e.length - offset);
             if (payload > 0) {
-                g.add(e.region.segment, e.region.view, e.offset + offset, payload);
+                if (!e.region.usable()) {
+                    return failResponse(e);
+                }
+                e.region.addTo(g, e.offset + offset, payload);
             }
         }
         Frame.writeBase(nic.txHeader, e.read ? Frame.OP_READ_RESP : Frame.OP_ATOMIC_RESP, flags, payload,
             qp.remoteQpNum, qp.number, seq, reqExpected - 1, qp.requester.rspExpected - 1, e.msgId);
         Frame.writeExtension(nic.txHeader, 0, e.original, 0, 0, e.length, (int) offset, 0);
-        return nic.transmit(qp, payload);
+        final int outcome = nic.transmit(qp, payload);
+        if (outcome == NicImpl.MEMORY_GONE) {
+            return failResponse(e);
+        }
+        return outcome == NicImpl.SENT;
+    }
+
+    /**
+     * The region a read response comes from was deregistered (or its arena closed) after the read arrived, and
+     * part of the response is still to be sent: the engine may not touch the memory any more, so the read fails
+     * at the requester as if its key had been invalid when it arrived, and the queue pair enters ERROR.
+     *
+     * @return false: nothing was sent
+     */
+    private boolean failResponse(final InboundResponse e) {
+        nic.counters.naksSent++;
+        qp.failRequest(WcStatus.PROTECTION_ERR.code(), e.requestSeq, EventCode.INVALID_RDMA_KEY.code());
+        return false;
     }
 
     /**

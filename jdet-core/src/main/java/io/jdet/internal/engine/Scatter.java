@@ -80,10 +80,13 @@ final class Scatter {
         total = sum;
     }
 
-    /** Whether every region is still registered (it may be deregistered after the post). */
+    /**
+     * Whether the engine may still touch every region: one may have been deregistered (or its arena closed) since
+     * the post.
+     */
     boolean stillValid() {
         for (int i = 0; i < count; i++) {
-            if (!regions[i].valid) {
+            if (!regions[i].usable()) {
                 return false;
             }
         }
@@ -100,8 +103,7 @@ final class Scatter {
                 continue;
             }
             final int n = (int) Math.min(lengths[i] - skip, left);
-            final MrImpl mr = regions[i];
-            gather.add(mr.segment, mr.view, offsets[i] + skip, n);
+            regions[i].addTo(gather, offsets[i] + skip, n);
             left -= n;
             skip = 0;
         }

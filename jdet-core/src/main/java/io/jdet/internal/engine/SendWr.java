@@ -43,6 +43,7 @@ final class SendWr extends WorkRequest {
     int endSeq;
     int msgId;
     int rnrRetries;
+    /** A read's response bytes placed so far: the next response frame must start here. */
     int bytesReceived;
 
     SendWr(final int sges) {

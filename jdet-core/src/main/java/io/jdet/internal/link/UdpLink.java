@@ -15,9 +15,10 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * The UDP link: one non-blocking IPv4 datagram socket per NIC, driven through {@link Posix} calls.
  *
- * <p>Transmit is zero-copy: {@code sendmsg} gets an iovec list whose first entry is the header and whose other
- * entries point straight into the registered memory the payload comes from, so the kernel gathers the datagram
- * from where the bytes are. Receive is single-copy: {@code recvmmsg} lands up to 16 datagrams in the link's
+ * <p>Transmit is single-copy: the header and the payload pieces are staged in the link's own memory, and
+ * {@code sendmsg} sends that. The kernel never gets the address of registered memory: a region's arena may be
+ * closed by another thread at any moment, and a copy in Java fails cleanly then, where the kernel would read freed
+ * memory. Receive is single-copy: {@code recvmmsg} lands up to 16 datagrams in the link's
  * receive buffers with one system call, where the CRC is checked before anything else looks at it, and the engine copies the payload once, into
  * the target memory, while the handler runs (a corrupted frame must never reach that memory, so the kernel cannot
  * write into it directly). Neither path allocates: the message header, iovecs, socket addresses and errno slots
@@ -36,8 +37,6 @@ public final class UdpLink implements Link {
     private static final int RX_BATCH = 16;
     /** Socket buffers asked for: large, so bursts of 64 KiB frames are not dropped by the kernel. */
     private static final int SOCKET_BUFFER = 8 << 20;
-    /** The most iovecs one datagram takes (Linux's IOV_MAX is 1024); more pieces are staged. */
-    private static final int MAX_IOV = 1024;
     /** The longest {@link #close} waits for a thread to leave {@link #await} or {@link #wakeup}. */
     private static final long CLOSE_WAIT_NS = TimeUnit.SECONDS.toNanos(5);
 
@@ -76,7 +75,6 @@ public final class UdpLink implements Link {
     private long truncated;
     private long notIpv4;
     private long sendErrors;
-    private long staged;
 
     /**
      * Opens a socket bound to the address a NIC name gives.
@@ -107,7 +105,7 @@ public final class UdpLink implements Link {
         int wake = -1;
         try {
             this.txMsg = arena.allocate(Posix.MSGHDR_SIZE, 8);
-            this.txIov = arena.allocate((long) Posix.IOVEC_SIZE * MAX_IOV, 8);
+            this.txIov = arena.allocate(Posix.IOVEC_SIZE, 8);
             this.txName = arena.allocate(Posix.SOCKADDR_IN_SIZE, 8);
             this.txErrno = Posix.newErrnoState(arena);
             this.txStage = arena.allocate(RX_BUFFER, 64);
@@ -230,29 +228,18 @@ public final class UdpLink implements Link {
             Posix.sockaddr(txName, UdpAddress.handleIp(peer), UdpAddress.handlePort(peer));
             txNamePeer = peer;
         }
-        final int pieces = payload.count();
-        int iov = 1;
-        if (pieces < MAX_IOV && header.isNative() && allNative(payload)) {
-            txIov.set(ValueLayout.JAVA_LONG, 0, header.address());
-            txIov.set(ValueLayout.JAVA_LONG, 8, headerLength);
-            for (int i = 0; i < pieces; i++) {
-                final long at = (long) iov * Posix.IOVEC_SIZE;
-                txIov.set(ValueLayout.JAVA_LONG, at, payload.segment(i).address() + payload.offset(i));
-                txIov.set(ValueLayout.JAVA_LONG, at + 8, payload.length(i));
-                iov++;
-            }
-        } else if (headerLength + payload.totalLength() > RX_BUFFER) {
+        if (headerLength + payload.totalLength() > RX_BUFFER) {
             sendErrors++; // larger than any datagram: lost, as EMSGSIZE would lose it
             return true;
-        } else {
-            // Rare: heap memory or more pieces than one datagram may gather. Stage the frame in one piece.
-            MemorySegment.copy(header, 0, txStage, 0, headerLength);
-            payload.copyTo(txStage, headerLength);
-            txIov.set(ValueLayout.JAVA_LONG, 0, txStage.address());
-            txIov.set(ValueLayout.JAVA_LONG, 8, headerLength + payload.totalLength());
-            staged++;
         }
-        txMsg.set(ValueLayout.JAVA_LONG, Posix.MSG_IOVLEN, iov);
+        // The frame is staged in the link's own memory, never handed to the kernel by the address of registered
+        // memory: the copy is a Java access, which fails (IllegalStateException) if the application has closed a
+        // region's arena, where sendmsg would read freed memory and send it to the peer.
+        MemorySegment.copy(header, 0, txStage, 0, headerLength);
+        payload.copyTo(txStage, headerLength);
+        txIov.set(ValueLayout.JAVA_LONG, 0, txStage.address());
+        txIov.set(ValueLayout.JAVA_LONG, 8, headerLength + payload.totalLength());
+        txMsg.set(ValueLayout.JAVA_LONG, Posix.MSG_IOVLEN, 1L);
         for (int attempt = 0; attempt < 2; attempt++) {
             final long n;
             try {
@@ -273,15 +260,6 @@ public final class UdpLink implements Link {
         }
         // Unreachable or refused peer, message too long, a closed socket: the datagram is lost, as on a wire.
         sendErrors++;
-        return true;
-    }
-
-    private static boolean allNative(final FrameGather payload) {
-        for (int i = 0; i < payload.count(); i++) {
-            if (!payload.segment(i).isNative()) {
-                return false;
-            }
-        }
         return true;
     }
 
@@ -380,7 +358,6 @@ public final class UdpLink implements Link {
         counters.merge("link.rx.truncated", truncated, Long::sum);
         counters.merge("link.rx.not_ipv4", notIpv4, Long::sum);
         counters.merge("link.tx.errors", sendErrors, Long::sum);
-        counters.merge("link.tx.staged", staged, Long::sum);
     }
 
     /**
