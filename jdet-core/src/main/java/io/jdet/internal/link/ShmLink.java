@@ -9,6 +9,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
@@ -78,30 +79,45 @@ public final class ShmLink implements Link {
         this.txFlags = configuration.faults().active() && configuration.faults().corruptRate() > 0
             ? ShmRingDescriptor.FLAG_CRC : 0;
         this.spinNs = TimeUnit.MICROSECONDS.toNanos(configuration.shmSpinUs());
-        try {
-            this.directory = groupDirectory(Path.of(configuration.shmDirectory()), group);
-            final int groupMtu = sweep(directory);
-            this.mtu = groupMtu > 0 ? groupMtu : configuration.shmMtu();
-            ShmRing created = null;
-            long newId = 0;
-            while (created == null) {
-                newId = IDS.nextLong() & Long.MAX_VALUE;
-                if (newId == 0) {
-                    continue;
+        Path groupDirectory = null;
+        ShmRing created = null;
+        int groupMtu = configuration.shmMtu();
+        for (int attempt = 0; created == null; attempt++) {
+            try {
+                groupDirectory = groupDirectory(Path.of(configuration.shmDirectory()), group);
+                final int liveMtu = sweep(groupDirectory);
+                groupMtu = liveMtu > 0 ? liveMtu : configuration.shmMtu();
+                created = createRing(groupDirectory, configuration.shmRingFrames(), groupMtu);
+            } catch (final NoSuchFileException removed) {
+                // The last NIC of the group closed and removed the directory meanwhile: make it again.
+                if (attempt >= 3) {
+                    throw new DetException(Errno.ENODEV, "cannot open shm:" + group + ": " + removed);
                 }
-                try {
-                    created = ShmRing.create(ringFile(newId), newId, configuration.shmRingFrames(), mtu);
-                } catch (final FileAlreadyExistsException taken) {
-                    created = null; // one chance in 2^63: draw again
-                }
+            } catch (final IOException | UnsupportedOperationException | SecurityException e) {
+                throw new DetException(Errno.ENODEV, "cannot open shm:" + group + " in "
+                    + configuration.shmDirectory() + ": " + e);
             }
-            this.id = newId;
-            this.ring = created;
-        } catch (final IOException | UnsupportedOperationException | SecurityException e) {
-            throw new DetException(Errno.ENODEV, "cannot open shm:" + group + " in "
-                + configuration.shmDirectory() + ": " + e);
         }
+        this.directory = groupDirectory;
+        this.mtu = groupMtu;
+        this.ring = created;
+        this.id = created.ownerId();
         peers.put(id, ring);
+    }
+
+    private static ShmRing createRing(final Path directory, final int slots, final int mtu) throws IOException {
+        while (true) {
+            final long candidate = IDS.nextLong() & Long.MAX_VALUE;
+            if (candidate == 0) {
+                continue;
+            }
+            try {
+                return ShmRing.create(directory.resolve(Long.toHexString(candidate) + ".ring"), candidate, slots,
+                    mtu);
+            } catch (final FileAlreadyExistsException taken) {
+                continue; // one chance in 2^63: draw again
+            }
+        }
     }
 
     private static Path groupDirectory(final Path base, final String group) throws IOException {
@@ -333,6 +349,11 @@ public final class ShmLink implements Link {
             }
         }
         ring.close();
+        try {
+            Files.delete(directory); // the last NIC of the group leaves no empty directory behind
+        } catch (final IOException | SecurityException notEmptyOrGone) {
+            // other NICs' rings are still there, or another NIC removed it first
+        }
     }
 
     @Override
