@@ -375,7 +375,8 @@ public final class Configuration implements Cloneable {
         return "Configuration[windowFrames=" + windowFrames + ", timerPeriodUs=" + timerPeriodUs + ", ackTimeoutMs="
             + ackTimeoutMs + ", minRtoUs=" + minRtoUs + ", maxRtoUs=" + maxRtoUs + ", ackDelayUs=" + ackDelayUs
             + ", rnrRetryCount=" + rnrRetryCount + ", rnrDelayUs=" + rnrDelayUs + ", maxRegisteredBytes="
-            + maxRegisteredBytes + ", loopMtu=" + loopMtu + ", loopRingFrames=" + loopRingFrames + ", shmDirectory=" + shmDirectory + ", shmMtu=" + shmMtu
-            + ", shmRingFrames=" + shmRingFrames + ", shmSpinUs=" + shmSpinUs + ", faults=" + faults + "]";
+            + maxRegisteredBytes + ", loopMtu=" + loopMtu + ", loopRingFrames=" + loopRingFrames + ", shmDirectory="
+            + shmDirectory + ", shmMtu=" + shmMtu + ", shmRingFrames=" + shmRingFrames + ", shmSpinUs=" + shmSpinUs
+            + ", faults=" + faults + "]";
     }
 }

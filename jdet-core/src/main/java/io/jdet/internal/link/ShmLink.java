@@ -19,11 +19,11 @@ import java.util.regex.Pattern;
 
 /**
  * The shared-memory link: NICs opened on {@code shm:<group>} on one host, in any processes of the same user, meet
- * through memory-mapped files in {@code <dir>/jdet-<uid>/<group>/} ({@code dir} is {@link Configuration#shmDirectory}, {@code
- * /dev/shm} by default). Each NIC owns an inbound {@link ShmRing} file named after a random 64-bit id, so its
- * address is {@code shm:<group>/<id in hex>}; a restarted process gets a new id and a new file, and never sees
- * frames meant for its predecessor. A peer is reached by mapping its file; its handle is its id, which every frame
- * in the ring carries, so a received frame names its sender without a lookup.
+ * through memory-mapped files in {@code <dir>/jdet-<uid>/<group>/} ({@code dir} is
+ * {@link Configuration#shmDirectory}, {@code /dev/shm} by default). Each NIC owns an inbound {@link ShmRing} file
+ * named after a random 63-bit id, so its address is {@code shm:<group>/<id in hex>}; a restarted process gets a new
+ * id and a new file, and never sees frames meant for its predecessor. A peer is reached by mapping its file; its
+ * handle is its id, which every frame in the ring carries, so a received frame names its sender without a lookup.
  *
  * <p>Sending copies the header and the payload pieces straight from registered memory into the peer's ring
  * slot; receiving hands the slot to the engine, which copies the payload once more, into the target memory. Memory
