@@ -61,6 +61,32 @@ public final class Configuration implements Cloneable {
      * 65507 bytes, just under 2 GiB) still fits the one buffer it lives in.
      */
     public static final int LOOP_RING_FRAMES_MAX = 32_768;
+    /** Property of {@link #shmDirectory()}. */
+    public static final String SHM_DIRECTORY_PROP = "jdet.shm.dir";
+    /**
+     * Default directory of the shared-memory link's ring files: {@code /dev/shm}, a tmpfs, so the rings are memory
+     * that the kernel never writes back to a disk (a disk-backed file would add write-back stalls).
+     */
+    public static final String SHM_DIRECTORY_DEFAULT = "/dev/shm";
+    /** Property of {@link #shmMtu()}. */
+    public static final String SHM_MTU_PROP = "jdet.shm.mtu";
+    /**
+     * Default frame size of the shared-memory link: 65000 bytes, as the in-process fabric. Large frames mean few
+     * frames per message; a slot costs its size in the ring file, but tmpfs only backs the pages written.
+     * Every NIC of a group uses the size of the first one still open.
+     */
+    public static final int SHM_MTU_DEFAULT = 65_000;
+    /** Property of {@link #shmRingFrames()}. */
+    public static final String SHM_RING_FRAMES_PROP = "jdet.shm.ring.frames";
+    /** Default inbound ring of a shared-memory NIC: 256 frames (16 MiB at the default frame size). */
+    public static final int SHM_RING_FRAMES_DEFAULT = 256;
+    /** Property of {@link #shmSpinUs()}. */
+    public static final String SHM_SPIN_US_PROP = "jdet.shm.spin.us";
+    /**
+     * Default spin of an idle shared-memory NIC's progress thread before it sleeps on its futex: 20 us. Longer
+     * spins catch more frames without a wake-up (about 30 us on a VM) but burn that much of a core per idle tick.
+     */
+    public static final int SHM_SPIN_US_DEFAULT = 20;
 
     private int windowFrames = Integer.getInteger(WINDOW_FRAMES_PROP, WINDOW_FRAMES_DEFAULT);
     private int timerPeriodUs = Integer.getInteger(TIMER_PERIOD_US_PROP, TIMER_PERIOD_US_DEFAULT);
@@ -73,6 +99,10 @@ public final class Configuration implements Cloneable {
     private long maxRegisteredBytes = Long.getLong(MAX_REGISTERED_BYTES_PROP, MAX_REGISTERED_BYTES_DEFAULT);
     private int loopMtu = Integer.getInteger(LOOP_MTU_PROP, LOOP_MTU_DEFAULT);
     private int loopRingFrames = Integer.getInteger(LOOP_RING_FRAMES_PROP, LOOP_RING_FRAMES_DEFAULT);
+    private String shmDirectory = System.getProperty(SHM_DIRECTORY_PROP, SHM_DIRECTORY_DEFAULT);
+    private int shmMtu = Integer.getInteger(SHM_MTU_PROP, SHM_MTU_DEFAULT);
+    private int shmRingFrames = Integer.getInteger(SHM_RING_FRAMES_PROP, SHM_RING_FRAMES_DEFAULT);
+    private int shmSpinUs = Integer.getInteger(SHM_SPIN_US_PROP, SHM_SPIN_US_DEFAULT);
     private FaultPlan faults = FaultPlan.NONE;
 
     /** Creates a configuration from the defaults and system properties. */
@@ -96,6 +126,11 @@ public final class Configuration implements Cloneable {
         check(loopMtu >= 512 && loopMtu <= 65_507, "loopMtu must be in [512, 65507]");
         check(loopRingFrames >= 8 && loopRingFrames <= LOOP_RING_FRAMES_MAX && Integer.bitCount(loopRingFrames) == 1,
             "loopRingFrames must be a power of 2 in [8, " + LOOP_RING_FRAMES_MAX + "]");
+        check(shmDirectory != null && !shmDirectory.isEmpty(), "shmDirectory must be a directory");
+        check(shmMtu >= 512 && shmMtu <= 65_535, "shmMtu must be in [512, 65535]");
+        check(shmRingFrames >= 8 && shmRingFrames <= 65_536 && Integer.bitCount(shmRingFrames) == 1,
+            "shmRingFrames: a power of 2 in [8, 65536]");
+        check(shmSpinUs >= 0 && shmSpinUs <= 1_000_000, "shmSpinUs must be in [0, 1000000]");
         check(faults != null, "faults must not be null");
         return this;
     }
@@ -283,6 +318,64 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
+    /** @return the directory under which shared-memory NICs keep their ring files */
+    public String shmDirectory() {
+        return shmDirectory;
+    }
+
+    /**
+     * @param value the directory under which shared-memory NICs keep their ring files (in
+     *              {@code jdet-<uid>/<group>/}); every process of a group must use the same one
+     * @return this
+     */
+    public Configuration shmDirectory(final String value) {
+        shmDirectory = value;
+        return this;
+    }
+
+    /** @return the frame size of a new shared-memory group, in bytes */
+    public int shmMtu() {
+        return shmMtu;
+    }
+
+    /**
+     * @param value the frame size of a new shared-memory group, in bytes (a group keeps the size of its first
+     *              NIC still open)
+     * @return this
+     */
+    public Configuration shmMtu(final int value) {
+        shmMtu = value;
+        return this;
+    }
+
+    /** @return the inbound ring size of a shared-memory NIC, in frames */
+    public int shmRingFrames() {
+        return shmRingFrames;
+    }
+
+    /**
+     * @param value the inbound ring size of a shared-memory NIC, in frames (a power of two)
+     * @return this
+     */
+    public Configuration shmRingFrames(final int value) {
+        shmRingFrames = value;
+        return this;
+    }
+
+    /** @return how long an idle shared-memory NIC spins before sleeping, in microseconds */
+    public int shmSpinUs() {
+        return shmSpinUs;
+    }
+
+    /**
+     * @param value how long an idle shared-memory NIC spins before sleeping, in microseconds
+     * @return this
+     */
+    public Configuration shmSpinUs(final int value) {
+        shmSpinUs = value;
+        return this;
+    }
+
     /** @return the faults every link of the device injects into the frames it sends */
     public FaultPlan faults() {
         return faults;
@@ -302,7 +395,8 @@ public final class Configuration implements Cloneable {
         return "Configuration[windowFrames=" + windowFrames + ", timerPeriodUs=" + timerPeriodUs + ", ackTimeoutMs="
             + ackTimeoutMs + ", minRtoUs=" + minRtoUs + ", maxRtoUs=" + maxRtoUs + ", ackDelayUs=" + ackDelayUs
             + ", rnrRetryCount=" + rnrRetryCount + ", rnrDelayUs=" + rnrDelayUs + ", maxRegisteredBytes="
-            + maxRegisteredBytes + ", loopMtu=" + loopMtu + ", loopRingFrames=" + loopRingFrames + ", faults="
-            + faults + "]";
+            + maxRegisteredBytes + ", loopMtu=" + loopMtu + ", loopRingFrames=" + loopRingFrames + ", shmDirectory="
+            + shmDirectory + ", shmMtu=" + shmMtu + ", shmRingFrames=" + shmRingFrames + ", shmSpinUs=" + shmSpinUs
+            + ", faults=" + faults + "]";
     }
 }

@@ -61,8 +61,10 @@ public interface Det extends AutoCloseable {
 
     /**
      * Opens a NIC ({@code det_open_nic}). Names: {@code "loop"} or {@code "loop:<fabric>"} for the in-process
-     * fabric (NICs on the same fabric name reach each other), {@code "udp:<address>[:<port>]"} for UDP, or an
-     * interface name such as {@code "lo"}.
+     * fabric (NICs on the same fabric name reach each other), {@code "shm:<group>"} for shared memory between
+     * processes of one user on one host (NICs on the same group reach each other; see
+     * {@link Configuration#shmDirectory()}), {@code "udp:<address>[:<port>]"} for UDP, or an interface name such as
+     * {@code "lo"}.
      *
      * @param name  the NIC name
      * @param event where asynchronous events of the NIC and its resources go; may be null to drop them

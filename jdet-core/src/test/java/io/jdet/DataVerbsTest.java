@@ -26,7 +26,7 @@ class DataVerbsTest {
         ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     @AutoClose
-    private Loopback pair;
+    Loopback pair; // package-private: ShmDataVerbsTest runs these tests over another link
 
     @BeforeEach
     void open() {

@@ -58,6 +58,7 @@ public final class Loopback implements AutoCloseable {
         private int maxIr = 4;
         private int access = ALL_RIGHTS;
         private boolean connect = true;
+        private String nic;
 
         public Options configuration(final Configuration value) {
             configuration = value;
@@ -100,6 +101,16 @@ public final class Loopback implements AutoCloseable {
             return this;
         }
 
+        /**
+         * @param value the NIC name both ends open (say a {@link Tests#uniqueShmGroup}); null for a fabric of
+         *              their own
+         * @return this
+         */
+        public Options nic(final String value) {
+            nic = value;
+            return this;
+        }
+
         public Options connect(final boolean value) {
             connect = value;
             return this;
@@ -128,7 +139,7 @@ public final class Loopback implements AutoCloseable {
     private Loopback(final Options o) {
         det = Det.open(o.configuration);
         try {
-            fabric = Tests.uniqueFabric("fixture");
+            fabric = o.nic != null ? o.nic : Tests.uniqueFabric("fixture");
             eventsA = det.createEvent(null);
             eventsB = det.createEvent(null);
             nicA = det.openNic(fabric, eventsA);

@@ -45,6 +45,16 @@ public final class Tests {
     }
 
     /**
+     * A shared-memory NIC name on a group no other test uses.
+     *
+     * @param hint a readable part of the name
+     * @return {@code shm:<hint>-<n>-<pid>}
+     */
+    public static String uniqueShmGroup(final String hint) {
+        return "shm:" + hint + "-" + FABRICS.incrementAndGet() + "-" + ProcessHandle.current().pid();
+    }
+
+    /**
      * Polls until {@code n} completions were taken, or fails after {@link #TIMEOUT}.
      *
      * @param cq the queue

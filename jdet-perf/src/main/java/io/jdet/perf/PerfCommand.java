@@ -37,8 +37,9 @@ public final class PerfCommand implements Callable<Integer> {
     @Option(names = "--client", paramLabel = "HOST[:PORT]", description = "Run as the client of a server.")
     private String client;
 
-    @Option(names = "--nic", paramLabel = "NAME", description = "The NIC: udp:ADDRESS[:PORT], or loop for the "
-        + "in-process fabric (only without --server/--client). Default: udp:127.0.0.1; for --server/--client, "
+    @Option(names = "--nic", paramLabel = "NAME", description = "The NIC: udp:ADDRESS[:PORT], shm:GROUP for "
+        + "shared memory between processes of one host, or loop for the in-process fabric (only without "
+        + "--server/--client). Default: udp:127.0.0.1; for --server/--client, "
         + "UDP on the side channel's local address.")
     private String nic;
 

@@ -38,6 +38,13 @@ class ConnectionManagerTest {
     }
 
     @Test
+    void shouldWorkOnTheSharedMemoryLinkToo() throws Exception {
+        try (Det det = Det.open()) {
+            handshakeTwice(det, det, "shm:cm-test-" + ProcessHandle.current().pid());
+        }
+    }
+
+    @Test
     void shouldConnectAndDisconnectUnderFaults() throws Exception {
         try (Det a = Det.open(FaultyUdpInProcessTest.faulty(11).ackTimeoutMs(2000));
              Det b = Det.open(FaultyUdpInProcessTest.faulty(12).ackTimeoutMs(2000))) {

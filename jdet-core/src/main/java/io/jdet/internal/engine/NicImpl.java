@@ -91,6 +91,8 @@ public final class NicImpl implements Nic, FrameHandler {
     private final ByteBuffer txHeaderView;
     final FrameGather txGather = new FrameGather(MAX_SGES + 1);
     private final FrameCrc txCrc = new FrameCrc();
+    /** Whether the link wants a CRC in each frame (memory links do not: {@link Link#checksummed()}). */
+    private final boolean sealFrames;
     private static final FrameGather NO_PAYLOAD = new FrameGather(0);
     /** Set when the link refused a frame: the next progress pumps every queue pair again. */
     boolean txBlocked;
@@ -119,6 +121,7 @@ public final class NicImpl implements Nic, FrameHandler {
         this.event = event;
         final io.jdet.Configuration c = device.configuration;
         this.mtu = link.mtu();
+        this.sealFrames = link.checksummed();
         this.maxPayload = mtu - Frame.HEADER_LENGTH;
         this.window = c.windowFrames();
         this.ackEvery = Math.max(1, c.windowFrames() / 4);
@@ -303,7 +306,9 @@ public final class NicImpl implements Nic, FrameHandler {
     int transmit(final QpImpl qp, final int payloadLength) {
         Frame.sack(txHeader, qp.responder.heldRequests.bits);
         try {
-            txCrc.seal(txHeader, txHeaderView, Frame.HEADER_LENGTH, txGather);
+            if (sealFrames) {
+                txCrc.seal(txHeader, txHeaderView, Frame.HEADER_LENGTH, txGather);
+            }
             if (!link.send(qp.remotePeer, txHeader, Frame.HEADER_LENGTH, txGather)) {
                 counters.linkBusy++;
                 return LINK_BUSY;
@@ -344,7 +349,9 @@ public final class NicImpl implements Nic, FrameHandler {
         Frame.sack(txHeader, sack);
         Frame.writeExtension(txHeader, 0, 0, 0, key, length, 0, 0);
         txGather.clear();
-        txCrc.seal(txHeader, txHeaderView, Frame.HEADER_LENGTH, NO_PAYLOAD);
+        if (sealFrames) {
+            txCrc.seal(txHeader, txHeaderView, Frame.HEADER_LENGTH, NO_PAYLOAD);
+        }
         final boolean sent = link.send(peer, txHeader, Frame.HEADER_LENGTH, NO_PAYLOAD);
         if (sent) {
             counters.framesSent++;

@@ -54,6 +54,11 @@ public final class FaultyLink implements Link {
     }
 
     @Override
+    public boolean checksummed() {
+        return inner.checksummed();
+    }
+
+    @Override
     public long resolve(final String address) {
         return inner.resolve(address);
     }

@@ -57,6 +57,17 @@ public interface Link extends AutoCloseable {
     boolean send(long peer, MemorySegment header, int headerLength, FrameGather payload);
 
     /**
+     * Whether frames on this link need a CRC: the engine seals every frame it sends when true. A link over memory
+     * (the shared-memory link) answers false, since nothing between the copies can corrupt a frame, unless fault
+     * injection corrupts frames on purpose.
+     *
+     * @return true if the engine must fill in each frame's CRC field
+     */
+    default boolean checksummed() {
+        return true;
+    }
+
+    /**
      * Hands up to {@code max} received frames, in arrival order, to the handler.
      *
      * @param handler called once per frame whose CRC is right

@@ -12,7 +12,8 @@ public final class Links {
     /**
      * Opens a link.
      *
-     * @param name          {@code loop}, {@code loop:<fabric>}, {@code udp:<address>[:<port>]} or an interface
+     * @param name          {@code loop}, {@code loop:<fabric>}, {@code shm:<group>}, {@code udp:<address>[:<port>]}
+     *                      or an interface
      * @param configuration the device configuration
      * @return the link
      * @throws DetException ENODEV if the name names no usable link
@@ -26,6 +27,8 @@ public final class Links {
             link = new FabricLink("default", configuration.loopMtu(), configuration.loopRingFrames());
         } else if (name.startsWith("loop:") && name.length() > 5 && name.indexOf('/') < 0) {
             link = new FabricLink(name.substring(5), configuration.loopMtu(), configuration.loopRingFrames());
+        } else if (name.startsWith("shm:")) {
+            link = new ShmLink(name.substring(4), configuration);
         } else {
             link = openNetwork(name, configuration);
         }
