@@ -70,11 +70,15 @@ public final class DeviceImpl implements Det {
             }
             nics.add(nic);
             nic.start();
+            if (configuration.jmx()) {
+                nic.observer.publish(nic::counters);
+            }
             return nic;
         }
     }
 
     synchronized void removeNic(final NicImpl nic) {
+        nic.observer.close();
         nics.remove(nic);
     }
 

@@ -412,6 +412,7 @@ final class Requester implements OrderedStream {
         }
         if (status == Frame.NAK_RNR) {
             nic.counters.rnrNaksReceived++;
+            nic.observer.receiverNotReady(qp.number, seq);
             if (after(seq, txSeq - 1) && rnrHoldUntilNs != 0) {
                 return;
             }
@@ -546,6 +547,7 @@ final class Requester implements OrderedStream {
                 return;
             }
             nic.counters.timeouts++;
+            nic.observer.retransmitTimeout(qp.number, false, lastAcked + 1, rtoNs);
             scoreboard.onTimeout();
             goBack(lastAcked + 1);
             rtoNs = Math.min(rtoNs * 2, nic.maxRtoNs);
