@@ -15,7 +15,8 @@ import java.util.function.Supplier;
  * connection changing state, a retransmission timer expiring, a NAK, an error completion), never per frame.
  * Disabled JFR events and log levels cost a check each.
  *
- * <p>Log levels: connections up and down at DEBUG, a queue pair entering ERROR at WARNING, retries
+ * <p>Log levels: connections up and down at DEBUG, a queue pair failing at WARNING (unless the peer destroyed its
+ * end, a shutdown), retries
  * (retransmission timeouts, receiver-not-ready NAKs) and error completions at DEBUG. Thread safe.
  */
 public final class NicObserver {
@@ -97,7 +98,10 @@ public final class NicObserver {
             e.error = error;
             e.commit();
         }
-        final Level level = error ? Level.WARNING : Level.DEBUG;
+        // A peer that destroyed its queue pair ends the connection in ERROR too, but as a shutdown, not a fault.
+        final int plain = code & ~EventCode.REMOTE_BIT;
+        final boolean fault = error && plain != EventCode.QP_DESTROYED.code() && plain != EventCode.DISCONNECT.code();
+        final Level level = fault ? Level.WARNING : Level.DEBUG;
         if (LOG.isLoggable(level)) {
             LOG.log(level, String.format("jdet %s: qp %#x %s (%s%s), peer %s qp %#x", nic, qp,
                 error ? "failed" : "disconnected", eventName(code), remote ? ", raised by the peer" : "", peer,
