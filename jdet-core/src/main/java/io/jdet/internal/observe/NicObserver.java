@@ -21,6 +21,17 @@ import java.util.function.Supplier;
  */
 public final class NicObserver {
     private static final Logger LOG = System.getLogger("io.jdet");
+    // One instance of each event, loaded and instrumented up front, only to ask whether the type is enabled: a
+    // disabled event then costs a read, with no allocation and no class loading on the engine's paths.
+    private static final ConnectionUpEvent UP = new ConnectionUpEvent();
+    private static final ConnectionDownEvent DOWN = new ConnectionDownEvent();
+    private static final RetransmitTimeoutEvent TIMEOUT = new RetransmitTimeoutEvent();
+    private static final ReceiverNotReadyEvent RNR = new ReceiverNotReadyEvent();
+    private static final ErrorCompletionEvent ERROR = new ErrorCompletionEvent();
+
+    static {
+        LOG.isLoggable(Level.DEBUG); // resolves the lazy logger now, not on a first retransmission
+    }
 
     private final String nic;
     private NicMBean mbean;
@@ -62,8 +73,8 @@ public final class NicObserver {
      * @param peerQp the peer queue pair's number
      */
     public void connectionUp(final int qp, final String peer, final int peerQp) {
-        final ConnectionUpEvent e = new ConnectionUpEvent();
-        if (e.isEnabled()) {
+        if (UP.isEnabled()) {
+            final ConnectionUpEvent e = new ConnectionUpEvent();
             e.nic = nic;
             e.qp = qp;
             e.peer = peer;
@@ -87,8 +98,8 @@ public final class NicObserver {
      */
     public void connectionDown(final int qp, final String peer, final int peerQp, final int code,
                                final boolean remote, final boolean error) {
-        final ConnectionDownEvent e = new ConnectionDownEvent();
-        if (e.isEnabled()) {
+        if (DOWN.isEnabled()) {
+            final ConnectionDownEvent e = new ConnectionDownEvent();
             e.nic = nic;
             e.qp = qp;
             e.peer = peer;
@@ -132,8 +143,8 @@ public final class NicObserver {
      * @param rtoNs    the timeout that expired
      */
     public void retransmitTimeout(final int qp, final boolean response, final int fromSeq, final long rtoNs) {
-        final RetransmitTimeoutEvent e = new RetransmitTimeoutEvent();
-        if (e.isEnabled()) {
+        if (TIMEOUT.isEnabled()) {
+            final RetransmitTimeoutEvent e = new RetransmitTimeoutEvent();
             e.nic = nic;
             e.qp = qp;
             e.stream = response ? "response" : "request";
@@ -154,8 +165,8 @@ public final class NicObserver {
      * @param seq the refused request
      */
     public void receiverNotReady(final int qp, final int seq) {
-        final ReceiverNotReadyEvent e = new ReceiverNotReadyEvent();
-        if (e.isEnabled()) {
+        if (RNR.isEnabled()) {
+            final ReceiverNotReadyEvent e = new ReceiverNotReadyEvent();
             e.nic = nic;
             e.qp = qp;
             e.sequence = Integer.toUnsignedLong(seq);
@@ -176,8 +187,8 @@ public final class NicObserver {
      * @param type   its type
      */
     public void errorCompletion(final int qp, final long wrId, final WcStatus status, final WcType type) {
-        final ErrorCompletionEvent e = new ErrorCompletionEvent();
-        if (e.isEnabled()) {
+        if (ERROR.isEnabled()) {
+            final ErrorCompletionEvent e = new ErrorCompletionEvent();
             e.nic = nic;
             e.qp = qp;
             e.wrId = wrId;
