@@ -87,6 +87,15 @@ public final class Configuration implements Cloneable {
      * spins catch more frames without a wake-up (about 30 us on a VM) but burn that much of a core per idle tick.
      */
     public static final int SHM_SPIN_US_DEFAULT = 20;
+    /** Property of {@link #capture()}. */
+    public static final String CAPTURE_PROP = "jdet.capture";
+    /** Property of {@link #jmx()}. */
+    public static final String JMX_PROP = "jdet.jmx";
+    /**
+     * Default of {@link #jmx()}: true. Registering costs a few microseconds per NIC, but the first NIC of a process
+     * starts the platform MBean server (some tens of milliseconds once); turn it off where that matters.
+     */
+    public static final boolean JMX_DEFAULT = true;
 
     private int windowFrames = Integer.getInteger(WINDOW_FRAMES_PROP, WINDOW_FRAMES_DEFAULT);
     private int timerPeriodUs = Integer.getInteger(TIMER_PERIOD_US_PROP, TIMER_PERIOD_US_DEFAULT);
@@ -104,6 +113,8 @@ public final class Configuration implements Cloneable {
     private int shmRingFrames = Integer.getInteger(SHM_RING_FRAMES_PROP, SHM_RING_FRAMES_DEFAULT);
     private int shmSpinUs = Integer.getInteger(SHM_SPIN_US_PROP, SHM_SPIN_US_DEFAULT);
     private FaultPlan faults = FaultPlan.NONE;
+    private String capture = emptyToNull(System.getProperty(CAPTURE_PROP));
+    private boolean jmx = Boolean.parseBoolean(System.getProperty(JMX_PROP, Boolean.toString(JMX_DEFAULT)));
 
     /** Creates a configuration from the defaults and system properties. */
     public Configuration() {
@@ -132,6 +143,7 @@ public final class Configuration implements Cloneable {
             "shmRingFrames: a power of 2 in [8, 65536]");
         check(shmSpinUs >= 0 && shmSpinUs <= 1_000_000, "shmSpinUs must be in [0, 1000000]");
         check(faults != null, "faults must not be null");
+        check(capture == null || !capture.isBlank(), "capture must name a file, or be null");
         return this;
     }
 
@@ -390,6 +402,45 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
+    /**
+     * The pcapng file every link of the device records its frames in, or null (the default) for none. Links of
+     * all devices that name the same file share it; it is truncated when the first opens it. Off, it costs nothing;
+     * on, every frame is copied once more. Read it with Wireshark and {@code tools/wireshark/jdet.lua}.
+     *
+     * @return the capture file, or null
+     */
+    public String capture() {
+        return capture;
+    }
+
+    /**
+     * @param file the pcapng file to record every frame in, or null for none; a NIC that cannot create it fails to
+     *             open with EINVAL
+     * @return this
+     */
+    public Configuration capture(final String file) {
+        capture = file;
+        return this;
+    }
+
+    /** @return whether each NIC publishes its counters as a JMX MBean {@code io.jdet:type=Nic,name="<address>"} */
+    public boolean jmx() {
+        return jmx;
+    }
+
+    /**
+     * @param value whether each NIC publishes its counters as a JMX MBean (read by {@code ./jdet stat})
+     * @return this
+     */
+    public Configuration jmx(final boolean value) {
+        jmx = value;
+        return this;
+    }
+
+    private static String emptyToNull(final String value) {
+        return value == null || value.isEmpty() ? null : value;
+    }
+
     @Override
     public String toString() {
         return "Configuration[windowFrames=" + windowFrames + ", timerPeriodUs=" + timerPeriodUs + ", ackTimeoutMs="
@@ -397,6 +448,6 @@ public final class Configuration implements Cloneable {
             + ", rnrRetryCount=" + rnrRetryCount + ", rnrDelayUs=" + rnrDelayUs + ", maxRegisteredBytes="
             + maxRegisteredBytes + ", loopMtu=" + loopMtu + ", loopRingFrames=" + loopRingFrames + ", shmDirectory="
             + shmDirectory + ", shmMtu=" + shmMtu + ", shmRingFrames=" + shmRingFrames + ", shmSpinUs=" + shmSpinUs
-            + ", faults=" + faults + "]";
+            + ", faults=" + faults + ", capture=" + capture + ", jmx=" + jmx + "]";
     }
 }

@@ -10,12 +10,13 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.Callable;
 
 /**
- * Entry point of {@code ./jdet}'s Java tools: {@code jdet perf} (the perf tool) and {@code jdet example}. Exit
+ * Entry point of {@code ./jdet}'s Java tools: {@code jdet perf} (the perf tool), {@code jdet example} and
+ * {@code jdet stat} (the NIC counters of running processes). Exit
  * status: 0 on success, 1 when a run fails (unreachable peer, timeout, bad data), 2 for a bad command line.
  */
 @Command(name = "jdet", mixinStandardHelpOptions = true, version = "jdet 0.1.0",
     description = "Direct Ethernet Transport verbs for Java: tools.",
-    subcommands = {PerfCommand.class, ExampleCommand.class})
+    subcommands = {PerfCommand.class, ExampleCommand.class, StatCommand.class})
 public final class Main implements Callable<Integer> {
     @Spec
     private CommandSpec spec;

@@ -115,12 +115,20 @@ public final class PerfCommand implements Callable<Integer> {
     @Option(names = {"-q", "--quiet"}, description = "No progress lines on stderr.")
     private boolean quiet;
 
+    @Option(names = "--capture", paramLabel = "FILE.pcapng", description = "Record every jdet frame this process "
+        + "sends and receives as pcapng, for Wireshark with tools/wireshark/jdet.lua (keep the run small).")
+    private Path capture;
+
     /** Creates the command; picocli fills its fields. */
     public PerfCommand() {
     }
 
     @Override
     public Integer call() {
+        if (capture != null) {
+            // Every device configuration made from here on (both ends, the setup-cost NICs) reads the property.
+            System.setProperty(io.jdet.Configuration.CAPTURE_PROP, capture.toString());
+        }
         final PerfConfig config = config();
         final PrintWriter out = spec.commandLine().getOut();
         final PrintWriter err = spec.commandLine().getErr();

@@ -127,6 +127,9 @@ public final class CqImpl implements CompletionQueue {
         qps[at] = qp;
         receive[at] = fromReceiveQueue;
         count++;
+        if (status != WcStatus.SUCCESS) {
+            nic.observer.errorCompletion(qp.number, id, status, type);
+        }
         if (arm != 0) {
             final boolean fire = (arm & CqArm.NEXT_SIGNALED) != 0
                 || (arm & CqArm.NEXT_SOLICITED) != 0

@@ -93,10 +93,14 @@ public final class DeviceImpl implements Det {
             eq.users++;
         }
         nics.add(nic);
+        if (configuration.jmx()) {
+            nic.observer.publish(nic::counters);
+        }
         return nic;
     }
 
     synchronized void removeNic(final NicImpl nic) {
+        nic.observer.close();
         nics.remove(nic);
     }
 

@@ -72,6 +72,8 @@ public final class NicImpl implements Nic, FrameHandler {
     int mrCount;
     int mwCount;
     final Counters counters = new Counters();
+    /** JFR events, logging and the counters' MBean: called on control and error paths only. */
+    final io.jdet.internal.observe.NicObserver observer;
     final CmImpl cm;
     final ReorderPool reorder;
 
@@ -119,6 +121,7 @@ public final class NicImpl implements Nic, FrameHandler {
         this.name = name;
         this.link = link;
         this.event = event;
+        this.observer = new io.jdet.internal.observe.NicObserver(link.address());
         final io.jdet.Configuration c = device.configuration;
         this.mtu = link.mtu();
         this.sealFrames = link.checksummed();

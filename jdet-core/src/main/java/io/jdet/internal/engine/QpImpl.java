@@ -519,6 +519,7 @@ public final class QpImpl implements QueuePair {
                     final long now = System.nanoTime();
                     requester.connected(now);
                     responder.connected(now);
+                    nic.observer.connectionUp(number, remoteAddress, remoteQpNum);
                 }
             }
             case DISCONNECT -> disconnect(EventCode.DISCONNECT.code(), false);
@@ -548,6 +549,7 @@ public final class QpImpl implements QueuePair {
         responder.connected(now);
         requester.startAt(requestIsn, peerResponse);
         responder.startAt(responseIsn, peerRequest);
+        nic.observer.connectionUp(number, address, qpNum);
     }
 
     /** Whether nothing is outstanding: every posted work request completed, every response acknowledged. */
@@ -582,6 +584,9 @@ public final class QpImpl implements QueuePair {
         if (notifyPeer) {
             nic.sendDisconnect(remotePeer, remoteQpNum, number, code, this);
         }
+        if (state == QpState.CONNECTED) {
+            nic.observer.connectionDown(number, remoteAddress, remoteQpNum, code, remote, false);
+        }
         state = QpState.DISCONNECT;
         final int flushed = requester.flush();
         responder.flush();
@@ -606,6 +611,11 @@ public final class QpImpl implements QueuePair {
             return;
         }
         final boolean wasConnected = state == QpState.CONNECTED;
+        if (wasConnected) {
+            nic.observer.connectionDown(number, remoteAddress, remoteQpNum, code, remote, true);
+        } else {
+            nic.observer.queuePairError(number, code, remote);
+        }
         state = QpState.ERROR;
         if (notifyPeer && wasConnected) {
             nic.sendDisconnect(remotePeer, remoteQpNum, number, code, this);

@@ -440,6 +440,7 @@ final class Requester implements OrderedStream {
                 protocolError(w, EventCode.QP_ERROR);
                 return;
             }
+            nic.observer.receiverNotReady(qp.number, seq);
             if (after(seq, txSeq - 1) && rnrHoldUntilNs != 0) {
                 return;
             }
@@ -610,6 +611,7 @@ final class Requester implements OrderedStream {
                 return;
             }
             nic.counters.timeouts++;
+            nic.observer.retransmitTimeout(qp.number, false, lastAcked + 1, rtoNs);
             scoreboard.onTimeout();
             goBack(lastAcked + 1);
             rtoNs = Math.min(rtoNs * 2, nic.maxRtoNs);

@@ -547,6 +547,7 @@ final class Responder implements OrderedStream {
                 return;
             }
             nic.counters.timeouts++;
+            nic.observer.retransmitTimeout(qp.number, true, rspLastAcked + 1, rspRtoNs);
             scoreboard.onTimeout();
             scoreboard.goBack(rspLastAcked + 1);
             rspTxSeq = rspLastAcked + 1;

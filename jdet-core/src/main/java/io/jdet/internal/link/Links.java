@@ -4,7 +4,10 @@ import io.jdet.Configuration;
 import io.jdet.DetException;
 import io.jdet.Errno;
 
-/** Opens the link a NIC name asks for, wrapped in a {@link FaultyLink} when the configuration injects faults. */
+/**
+ * Opens the link a NIC name asks for, wrapped in a {@link CaptureLink} when the configuration names a capture file
+ * and in a {@link FaultyLink} when it injects faults.
+ */
 public final class Links {
     private Links() {
     }
@@ -16,7 +19,7 @@ public final class Links {
      *                      or an interface
      * @param configuration the device configuration
      * @return the link
-     * @throws DetException ENODEV if the name names no usable link
+     * @throws DetException ENODEV if the name names no usable link; EINVAL if the capture file cannot be written
      */
     public static Link open(final String name, final Configuration configuration) {
         if (name == null || name.isEmpty()) {
@@ -32,6 +35,23 @@ public final class Links {
         } else {
             link = openNetwork(name, configuration);
         }
+        return withFaults(withCapture(link, configuration), configuration);
+    }
+
+    /** The tap sits on the carrying link, under the faults, so it records what really travels. */
+    private static Link withCapture(final Link link, final Configuration configuration) {
+        if (configuration.capture() == null) {
+            return link;
+        }
+        try {
+            return new CaptureLink(link, configuration.capture());
+        } catch (final RuntimeException e) {
+            link.close();
+            throw e;
+        }
+    }
+
+    private static Link withFaults(final Link link, final Configuration configuration) {
         if (!configuration.faults().active()) {
             return link;
         }
