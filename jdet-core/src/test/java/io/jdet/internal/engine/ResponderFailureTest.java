@@ -71,7 +71,8 @@ class ResponderFailureTest {
      */
     @Test
     void shouldFailReadWhenItsRegionIsDeregisteredWhileTheResponseWaits() {
-        final Configuration smallRing = new Configuration().loopRingFrames(8).windowFrames(64);
+        final Configuration smallRing = new Configuration().loopRingFrames(8).windowFrames(64)
+            .ackTimeoutMs(120_000); // a loaded machine may take seconds to fill the ring: no give-up meanwhile
         try (Loopback pair = Loopback.open(new Loopback.Options().configuration(smallRing).bufferBytes(4 << 20))) {
             final int length = 32 * (((NicImpl) pair.nicB).maxPayload);
             final MemorySegment source = pair.arena.allocate(length, 64);

@@ -234,7 +234,6 @@ class UdpLinkEdgesTest {
             final byte[] expected = new byte[1100];
             java.util.Arrays.fill(expected, (byte) 3);
             assertArrayEquals(expected, java.util.Arrays.copyOfRange(received.frames.get(1), HEADER, HEADER + 1100));
-            assertEquals(3L, counters(peer).get("link.tx.staged"));
         }
     }
 
@@ -253,7 +252,7 @@ class UdpLinkEdgesTest {
             final long broadcast = UdpAddress.handle(0xFFFFFFFF, 9);
             assertTrue(link.send(broadcast, LinkFrames.header(1, none), HEADER, none), "EACCES: lost");
             assertEquals(3L, counters(link).get("link.tx.errors"));
-            assertEquals(0L, counters(link).get("link.tx.staged"));
+            assertEquals(null, counters(link).get("link.tx.staged"), "every frame is staged: nothing to count");
         }
     }
 
