@@ -429,7 +429,7 @@ final class Requester implements OrderedStream {
     void onNak(final MemorySegment f, final long now) {
         final int seq = Frame.seq(f);
         final int status = Frame.key(f);
-        final SendWr w = after(seq, lastAcked) && !after(seq, highestSent) ? findBySeq(seq) : null;
+        final SendWr w = nakTarget(seq, status);
         if (w == null) {
             nic.counters.naksIgnored++;
             return;
@@ -507,6 +507,23 @@ final class Requester implements OrderedStream {
         completeWalk();
         final int code = rawEvent & ~EventCode.REMOTE_BIT;
         qp.enterError(code, (rawEvent & EventCode.REMOTE_BIT) != 0, true, true);
+    }
+
+    /**
+     * The work request a NAK names: one sent and not yet acknowledged, or a read or atomic whose request was
+     * acknowledged (by its first response frames) but whose response is still coming: a responder that fails
+     * part-way through a read response (its region was deregistered) NAKs the request then. Any other NAK is stale
+     * or forged, and is ignored.
+     */
+    private SendWr nakTarget(final int seq, final int status) {
+        if (after(seq, lastAcked) && !after(seq, highestSent)) {
+            return findBySeq(seq);
+        }
+        if (status == Frame.NAK_RNR) {
+            return null;
+        }
+        final SendWr w = findBySeq(seq);
+        return w != null && w.needsResponse() && w.state == SendWr.ACTIVE ? w : null;
     }
 
     private SendWr findBySeq(final int seq) {
