@@ -44,9 +44,11 @@ public interface ConnectionManager {
      * @return the private data the peer accepted with (empty if none)
      * @throws DetException EINVAL if the queue pair is not an IDLE queue pair of this NIC, the private data is
      *                      longer than {@link #MAX_PRIVATE_DATA} or the timeout is negative; ENODEV if the address
-     *                      cannot be reached from this NIC; ECONNREFUSED if the peer rejected the request or
-     *                      nobody listens on the service; ETIMEDOUT if no answer came in time; EINTR if the
+     *                      cannot be reached from this NIC; ETIMEDOUT if no answer came in time; EINTR if the
      *                      thread was interrupted
+     * @throws ConnectionRejectedException (errno ECONNREFUSED) if the peer rejected the request, with its private
+     *                                     data, or nobody listens on the service
+     * @throws IllegalStateException if the NIC is closed
      */
     byte[] connect(String remoteAddress, int serviceId, QueuePair queuePair, byte[] privateData, long timeoutMs);
 

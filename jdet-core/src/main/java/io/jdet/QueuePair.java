@@ -15,6 +15,9 @@ package io.jdet;
  * outside the region; EACCES if the region lacks the right (LOCAL_READ to send from, LOCAL_WRITE to receive into).
  * A failure found at the peer (a bad remote key, missing rights, bounds) completes the work request with its own
  * {@link WcStatus}, then both queue pairs go to ERROR with asynchronous events.
+ *
+ * <p>A destroyed queue pair, or a deregistered region or destroyed window handed to a verb, raises
+ * {@link IllegalStateException}, as every closed jdet object does.
  */
 public interface QueuePair extends AutoCloseable {
 
@@ -159,6 +162,7 @@ public interface QueuePair extends AutoCloseable {
      *                      MW_BIND, or the window asks for REMOTE_WRITE or REMOTE_ATOMIC without LOCAL_WRITE on the
      *                      region or REMOTE_READ without LOCAL_READ; ENOTCONN and ENOSPC as for every post (checked
      *                      before anything changes)
+     * @throws IllegalStateException if the queue pair or window is destroyed, or the region deregistered
      */
     int bind(long id, MemoryWindow window, MemoryRegion region, long address, long length, int access, int flags);
 

@@ -2,6 +2,7 @@ package io.jdet.internal.engine;
 
 import io.jdet.ConnectionListener;
 import io.jdet.ConnectionManager;
+import io.jdet.ConnectionRejectedException;
 import io.jdet.DetException;
 import io.jdet.Errno;
 import io.jdet.EventCode;
@@ -74,7 +75,7 @@ final class CmImpl implements ConnectionManager {
         try {
             final boolean ready = await(() -> listener.closed || !listener.queue.isEmpty(), timeoutMs);
             if (listener.closed) {
-                throw new DetException(Errno.EAGAIN, "the listener is closed");
+                throw new IllegalStateException("listener closed");
             }
             if (!ready) {
                 throw new DetException(Errno.ETIMEDOUT, "no connection request within " + timeoutMs + " ms");
@@ -140,9 +141,12 @@ final class CmImpl implements ConnectionManager {
                 }
                 case CmOutgoing.REJECTED -> {
                     connects.remove(id);
-                    throw new DetException(Errno.ECONNREFUSED, o.reason == NO_LISTENER
-                        ? "nobody listens on service " + serviceId + " at " + remoteAddress
-                        : "the peer rejected the connection");
+                    if (o.reason == NO_LISTENER) {
+                        throw new ConnectionRejectedException(ConnectionRejectedException.Reason.NO_LISTENER, null,
+                            "nobody listens on service " + serviceId + " at " + remoteAddress);
+                    }
+                    throw new ConnectionRejectedException(ConnectionRejectedException.Reason.REJECTED, o.reply,
+                        "the peer rejected the connection, with " + o.reply.length + " bytes of private data");
                 }
                 default -> {
                     connects.remove(id);
@@ -260,6 +264,7 @@ final class CmImpl implements ConnectionManager {
                 }
                 o.state = CmOutgoing.REJECTED;
                 o.reason = Frame.length(f);
+                o.reply = CmWire.privateData(f);
                 changed.signalAll();
             }
             case Frame.OP_CM_READY -> {

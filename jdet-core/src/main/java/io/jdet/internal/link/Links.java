@@ -15,7 +15,8 @@ public final class Links {
      * @param name          {@code loop}, {@code loop:<fabric>}, {@code udp:<address>[:<port>]} or an interface
      * @param configuration the device configuration
      * @return the link
-     * @throws DetException ENODEV if the name names no usable link
+     * @throws DetException ENODEV if the name names no usable link; EADDRINUSE if a UDP address and port is taken;
+     *                      EACCES if a UDP port is privileged
      */
     public static Link open(final String name, final Configuration configuration) {
         if (name == null || name.isEmpty()) {
