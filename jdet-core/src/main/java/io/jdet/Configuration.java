@@ -109,12 +109,18 @@ public final class Configuration implements Cloneable {
         }
     }
 
-    /** @return the most unacknowledged frames per stream */
+    /**
+     * The most unacknowledged frames per stream.
+     *
+     * @return the most unacknowledged frames per stream
+     */
     public int windowFrames() {
         return windowFrames;
     }
 
     /**
+     * Sets the most unacknowledged frames per stream; checked when a device opens with this configuration.
+     *
      * @param value the most unacknowledged frames per stream
      * @return this
      */
@@ -123,12 +129,18 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
-    /** @return the background timer period in microseconds */
+    /**
+     * The background timer period in microseconds.
+     *
+     * @return the background timer period in microseconds
+     */
     public int timerPeriodUs() {
         return timerPeriodUs;
     }
 
     /**
+     * Sets the background timer period in microseconds; checked when a device opens with this configuration.
+     *
      * @param value the background timer period in microseconds
      * @return this
      */
@@ -137,12 +149,18 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
-    /** @return the time without acknowledgement progress after which a sender gives up, in milliseconds */
+    /**
+     * The time without acknowledgement progress after which a sender gives up, in milliseconds.
+     *
+     * @return the time without acknowledgement progress after which a sender gives up, in milliseconds
+     */
     public long ackTimeoutMs() {
         return ackTimeoutMs;
     }
 
     /**
+     * Sets the give-up time in milliseconds; checked when a device opens with this configuration.
+     *
      * @param value the give-up time in milliseconds
      * @return this
      */
@@ -151,12 +169,18 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
-    /** @return the smallest retransmission timeout in microseconds */
+    /**
+     * The smallest retransmission timeout in microseconds.
+     *
+     * @return the smallest retransmission timeout in microseconds
+     */
     public int minRtoUs() {
         return minRtoUs;
     }
 
     /**
+     * Sets the smallest retransmission timeout in microseconds; checked when a device opens with this configuration.
+     *
      * @param value the smallest retransmission timeout in microseconds
      * @return this
      */
@@ -165,12 +189,18 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
-    /** @return the largest retransmission timeout in microseconds */
+    /**
+     * The largest retransmission timeout in microseconds.
+     *
+     * @return the largest retransmission timeout in microseconds
+     */
     public int maxRtoUs() {
         return maxRtoUs;
     }
 
     /**
+     * Sets the largest retransmission timeout in microseconds; checked when a device opens with this configuration.
+     *
      * @param value the largest retransmission timeout in microseconds
      * @return this
      */
@@ -179,12 +209,18 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
-    /** @return how long an acknowledgement may wait for data to ride on, in microseconds */
+    /**
+     * How long an acknowledgement may wait for data to ride on, in microseconds.
+     *
+     * @return how long an acknowledgement may wait for data to ride on, in microseconds
+     */
     public int ackDelayUs() {
         return ackDelayUs;
     }
 
     /**
+     * Sets the delayed-ack time in microseconds; checked when a device opens with this configuration.
+     *
      * @param value the delayed-ack time in microseconds
      * @return this
      */
@@ -193,12 +229,18 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
-    /** @return receiver-not-ready retries before failing */
+    /**
+     * Receiver-not-ready retries before failing.
+     *
+     * @return receiver-not-ready retries before failing
+     */
     public int rnrRetryCount() {
         return rnrRetryCount;
     }
 
     /**
+     * Sets receiver-not-ready retries before failing; checked when a device opens with this configuration.
+     *
      * @param value receiver-not-ready retries before failing
      * @return this
      */
@@ -207,12 +249,18 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
-    /** @return the wait before a receiver-not-ready retry, in microseconds */
+    /**
+     * The wait before a receiver-not-ready retry, in microseconds.
+     *
+     * @return the wait before a receiver-not-ready retry, in microseconds
+     */
     public int rnrDelayUs() {
         return rnrDelayUs;
     }
 
     /**
+     * Sets the wait before a receiver-not-ready retry, in microseconds; checked when a device opens with this configuration.
+     *
      * @param value the wait before a receiver-not-ready retry, in microseconds
      * @return this
      */
@@ -221,12 +269,18 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
-    /** @return the registration quota in bytes */
+    /**
+     * The registration quota in bytes.
+     *
+     * @return the registration quota in bytes
+     */
     public long maxRegisteredBytes() {
         return maxRegisteredBytes;
     }
 
     /**
+     * Sets the registration quota in bytes; checked when a device opens with this configuration.
+     *
      * @param value the registration quota in bytes
      * @return this
      */
@@ -235,12 +289,18 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
-    /** @return the frame size of the in-process fabric, in bytes */
+    /**
+     * The frame size of the in-process fabric, in bytes.
+     *
+     * @return the frame size of the in-process fabric, in bytes
+     */
     public int loopMtu() {
         return loopMtu;
     }
 
     /**
+     * Sets the frame size of the in-process fabric, in bytes; checked when a device opens with this configuration.
+     *
      * @param value the frame size of the in-process fabric, in bytes
      * @return this
      */
@@ -249,12 +309,18 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
-    /** @return the inbound ring size of an in-process NIC, in frames */
+    /**
+     * The inbound ring size of an in-process NIC, in frames.
+     *
+     * @return the inbound ring size of an in-process NIC, in frames
+     */
     public int loopRingFrames() {
         return loopRingFrames;
     }
 
     /**
+     * Sets the inbound ring size of an in-process NIC, in frames (a power of two); checked when a device opens with this configuration.
+     *
      * @param value the inbound ring size of an in-process NIC, in frames (a power of two)
      * @return this
      */
@@ -263,12 +329,18 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
-    /** @return the faults every link of the device injects into the frames it sends */
+    /**
+     * The faults every link of the device injects into the frames it sends.
+     *
+     * @return the faults every link of the device injects into the frames it sends
+     */
     public FaultPlan faults() {
         return faults;
     }
 
     /**
+     * Sets the faults every link of the device injects into the frames it sends; checked when a device opens with this configuration.
+     *
      * @param value the faults every link of the device injects into the frames it sends
      * @return this
      */
