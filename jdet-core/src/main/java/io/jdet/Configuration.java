@@ -259,7 +259,8 @@ public final class Configuration implements Cloneable {
     }
 
     /**
-     * Sets the wait before a receiver-not-ready retry, in microseconds; checked when a device opens with this configuration.
+     * Sets the wait before a receiver-not-ready retry, in microseconds;
+     * checked when a device opens with this configuration.
      *
      * @param value the wait before a receiver-not-ready retry, in microseconds
      * @return this
@@ -319,7 +320,8 @@ public final class Configuration implements Cloneable {
     }
 
     /**
-     * Sets the inbound ring size of an in-process NIC, in frames (a power of two); checked when a device opens with this configuration.
+     * Sets the inbound ring size of an in-process NIC, in frames (a power of two);
+     * checked when a device opens with this configuration.
      *
      * @param value the inbound ring size of an in-process NIC, in frames (a power of two)
      * @return this
@@ -339,7 +341,8 @@ public final class Configuration implements Cloneable {
     }
 
     /**
-     * Sets the faults every link of the device injects into the frames it sends; checked when a device opens with this configuration.
+     * Sets the faults every link of the device injects into the frames it sends;
+     * checked when a device opens with this configuration.
      *
      * @param value the faults every link of the device injects into the frames it sends
      * @return this

@@ -27,7 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-/** The README's examples and the package documentation's must keep compiling against the library and run to their end. */
+/** The README's examples and the package documentation's keep compiling against the library and run to their end. */
 @Timeout(60)
 class ReadmeExampleTest {
     private static final String CLASS_NAME = "ReadmeExample";

@@ -1,5 +1,6 @@
 package io.jdet.samples;
 
+import io.jdet.ConnectionRejectedException;
 import io.jdet.samples.kv.KvStore;
 import io.jdet.samples.pingpong.PingPong;
 import io.jdet.samples.transfer.FileTransfer;
@@ -19,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -33,10 +35,24 @@ class SamplesTest {
         try (ServerProcess server = new ServerProcess(PingPong.class, "server", "udp:127.0.0.1:0")) {
             final String address = server.awaitAddress();
             final ByteArrayOutputStream report = new ByteArrayOutputStream();
-            PingPong.ping(address, 200, 256, new PrintStream(report, true, StandardCharsets.UTF_8));
-            assertTrue(report.toString(StandardCharsets.UTF_8).startsWith("200 pings of 256 bytes, every echo "
+            PingPong.ping(address, 300, 256, new PrintStream(report, true, StandardCharsets.UTF_8));
+            assertTrue(report.toString(StandardCharsets.UTF_8).startsWith("300 pings of 256 bytes, every echo "
                 + "checked"), report.toString(StandardCharsets.UTF_8));
-            assertTrue(server.awaitSuccess().contains("echoed 200 messages of 256 bytes"));
+            assertTrue(server.awaitSuccess().contains("echoed 300 messages of 256 bytes"));
+        }
+    }
+
+    @Test
+    void shouldTellTheClientWhyItWasRejected() throws Exception {
+        try (ServerProcess server = new ServerProcess(PingPong.class, "server", "udp:127.0.0.1:0")) {
+            final String address = server.awaitAddress();
+            final ConnectionRejectedException e = assertThrows(ConnectionRejectedException.class,
+                () -> PingPong.ping(address, 1, 1 << 20, new PrintStream(new ByteArrayOutputStream(), true,
+                    StandardCharsets.UTF_8)));
+            assertEquals(ConnectionRejectedException.Reason.REJECTED, e.reason());
+            assertEquals("count and size must be >= 0, size <= 65536",
+                new String(e.privateData(), StandardCharsets.UTF_8));
+            assertTrue(server.awaitSuccess().contains("rejected udp:127.0.0.1:"));
         }
     }
 
@@ -44,7 +60,8 @@ class SamplesTest {
     void shouldLoseNoUpdateWhenTwoClientsCompareAndSwapTheSameValue() throws Exception {
         try (ServerProcess server = new ServerProcess(KvStore.class, "server", "udp:127.0.0.1:0", "64", "2")) {
             final String address = server.awaitAddress();
-            try (KvStore.KvClient a = new KvStore.KvClient(address); KvStore.KvClient b = new KvStore.KvClient(address)) {
+            try (KvStore.KvClient a = new KvStore.KvClient(address);
+                 KvStore.KvClient b = new KvStore.KvClient(address)) {
                 final CompletableFuture<Void> first = CompletableFuture.runAsync(() -> addMany(a));
                 final CompletableFuture<Void> second = CompletableFuture.runAsync(() -> addMany(b));
                 first.get(30, TimeUnit.SECONDS);

@@ -27,8 +27,10 @@ import java.util.List;
 public final class KvStore {
     /** The service id both ends agree on. */
     public static final int SERVICE = 0x4B56;
-    /** The longest wait for anything, in milliseconds. */
+    /** The longest wait for one step, in milliseconds. */
     static final long TIMEOUT_MS = 10_000;
+    /** The longest wait for the clients, in milliseconds: a person may start them by hand. */
+    static final long CLIENT_WAIT_MS = 600_000;
 
     private KvStore() {
     }
@@ -74,12 +76,12 @@ public final class KvStore {
             final byte[] table = RemoteRegion.of(end.mr).encode();
             final List<QueuePair> peers = new ArrayList<>();
             for (int i = 0; i < clients; i++) {
-                final ConnectionRequest request = listener.take(TIMEOUT_MS);
+                final ConnectionRequest request = listener.take(CLIENT_WAIT_MS);
                 final QueuePair qp = end.newQueuePair(4); // one queue pair per client
                 request.accept(qp, table, TIMEOUT_MS);
                 peers.add(qp);
             }
-            end.awaitDisconnects(peers, TIMEOUT_MS); // the clients work one-sided: the server has nothing to do
+            end.awaitDisconnects(peers, CLIENT_WAIT_MS); // the clients work one-sided: the server has nothing to do
             final long[] values = end.buffer.toArray(ValueLayout.JAVA_LONG);
             for (int slot = 0; slot < values.length; slot++) {
                 if (values[slot] != 0) {

@@ -3,6 +3,7 @@ package io.jdet.samples.pingpong;
 import io.jdet.Access;
 import io.jdet.ConnectionListener;
 import io.jdet.ConnectionRequest;
+import io.jdet.WcType;
 import io.jdet.WorkCompletion;
 import io.jdet.samples.Endpoint;
 
@@ -26,8 +27,10 @@ import java.util.Arrays;
 public final class PingPong {
     /** The service id both ends agree on. */
     public static final int SERVICE = 0x5050;
-    /** The longest wait for anything, in milliseconds. */
+    /** The longest wait for one step, in milliseconds. */
     static final long TIMEOUT_MS = 10_000;
+    /** The longest wait for a client, in milliseconds: a person may start it by hand. */
+    static final long CLIENT_WAIT_MS = 600_000;
 
     private PingPong() {
     }
@@ -57,27 +60,46 @@ public final class PingPong {
      * @param out     where it reports; the first line is {@code listening on <address>}
      */
     public static void serve(final String nicName, final PrintStream out) {
-        try (Endpoint end = new Endpoint(nicName, 1 << 16, Access.LOCAL_READ | Access.LOCAL_WRITE, 4);
+        try (Endpoint end = new Endpoint(nicName, 2 << 16, Access.LOCAL_READ | Access.LOCAL_WRITE, 4);
              ConnectionListener listener = end.nic.connectionManager().listen(SERVICE)) {
             out.println("listening on " + end.nic.address());
             out.flush();
-            final ConnectionRequest request = listener.take(TIMEOUT_MS);
-            final ByteBuffer asked = ByteBuffer.wrap(request.privateData());
-            final int count = asked.getInt();
-            final int size = asked.getInt();
-            if (size < 0 || size > end.buffer.byteSize()) {
-                request.reject(("size " + size + " is more than " + end.buffer.byteSize()).getBytes(StandardCharsets.UTF_8));
+            final ConnectionRequest request = listener.take(CLIENT_WAIT_MS);
+            final byte[] asked = request.privateData();
+            final int count = asked.length == 8 ? ByteBuffer.wrap(asked).getInt(0) : -1;
+            final int size = asked.length == 8 ? ByteBuffer.wrap(asked).getInt(4) : -1;
+            if (count < 0 || size < 0 || 2L * size > end.buffer.byteSize()) {
+                // The client's connect fails with a ConnectionRejectedException that carries this text.
+                request.reject(("count and size must be >= 0, size <= " + end.buffer.byteSize() / 2)
+                    .getBytes(StandardCharsets.UTF_8));
+                out.println("rejected " + request.remoteAddress());
                 return;
             }
-            end.qp.recv(0, end.at(0, size), 1); // the first message must find a receive
+            // Messages land in the first half of the buffer and echoes leave from a copy in the second, so the
+            // next receive is posted before the echo goes out: the client's next message always finds one.
+            final MemorySegment in = end.buffer.asSlice(0, size);
+            final MemorySegment echo = end.buffer.asSlice(size, size);
+            end.qp.recv(0, end.at(0, size), 1);
             request.accept(end.qp, null, TIMEOUT_MS);
-            for (int i = 0; i < count; i++) {
-                final WorkCompletion received = end.next(TIMEOUT_MS);
-                final int length = received.length();
-                end.qp.send(i, end.at(0, length), 1, 0, 0); // the echo, from the bytes just received
-                end.next(TIMEOUT_MS);                        // sent: the buffer is free again
-                if (i + 1 < count) {
-                    end.qp.recv(i + 1, end.at(0, size), 1);
+            int received = 0;
+            int echoesPosted = 0;
+            int echoesSent = 0;
+            int length = -1; // the length of a message not echoed yet, else -1
+            while (echoesSent < count) {
+                final WorkCompletion wc = end.next(TIMEOUT_MS);
+                if (wc.type() == WcType.RECV) {
+                    received++;
+                    length = wc.length();
+                } else {
+                    echoesSent++; // the echo's bytes are free again
+                }
+                if (length >= 0 && echoesSent == echoesPosted) {
+                    MemorySegment.copy(in, 0, echo, 0, length);
+                    if (received < count) {
+                        end.qp.recv(received, end.at(0, size), 1);
+                    }
+                    end.qp.send(echoesPosted++, end.at(size, length), 1, 0, 0);
+                    length = -1;
                 }
             }
             end.awaitDisconnect(TIMEOUT_MS);
@@ -95,6 +117,8 @@ public final class PingPong {
      * @param out    where it reports the median round trip
      * @return the median round trip in nanoseconds
      * @throws IllegalStateException if an echo differs from what was sent
+     * @throws io.jdet.ConnectionRejectedException if the server refused the count or size; its private data says
+     *                                             why
      */
     public static long ping(final String server, final int count, final int size, final PrintStream out) {
         try (Endpoint end = new Endpoint(Endpoint.nicNameFor(server), 2L * size + 64,
