@@ -85,7 +85,8 @@ public final class PingPong {
             int echoesPosted = 0;
             int echoesSent = 0;
             int length = -1; // the length of a message not echoed yet, else -1
-            while (echoesSent < count) {
+            // The last echo's completion is not awaited: the client disconnects once it has it.
+            while (echoesPosted < count) {
                 final WorkCompletion wc = end.next(TIMEOUT_MS);
                 if (wc.type() == WcType.RECV) {
                     received++;
