@@ -71,10 +71,14 @@ final class ServerProcess implements AutoCloseable {
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         if (process.isAlive()) {
             process.destroyForcibly();
-            process.waitFor(10, TimeUnit.SECONDS);
+            try {
+                process.waitFor(10, TimeUnit.SECONDS);
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 }
