@@ -162,12 +162,18 @@ public final class Configuration implements Cloneable {
         }
     }
 
-    /** @return the most unacknowledged frames per stream */
+    /**
+     * The most unacknowledged frames per stream.
+     *
+     * @return the most unacknowledged frames per stream
+     */
     public int windowFrames() {
         return windowFrames;
     }
 
     /**
+     * Sets the most unacknowledged frames per stream; checked when a device opens with this configuration.
+     *
      * @param value the most unacknowledged frames per stream
      * @return this
      */
@@ -176,12 +182,18 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
-    /** @return the background timer period in microseconds */
+    /**
+     * The background timer period in microseconds.
+     *
+     * @return the background timer period in microseconds
+     */
     public int timerPeriodUs() {
         return timerPeriodUs;
     }
 
     /**
+     * Sets the background timer period in microseconds; checked when a device opens with this configuration.
+     *
      * @param value the background timer period in microseconds
      * @return this
      */
@@ -190,12 +202,18 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
-    /** @return the time without acknowledgement progress after which a sender gives up, in milliseconds */
+    /**
+     * The time without acknowledgement progress after which a sender gives up, in milliseconds.
+     *
+     * @return the time without acknowledgement progress after which a sender gives up, in milliseconds
+     */
     public long ackTimeoutMs() {
         return ackTimeoutMs;
     }
 
     /**
+     * Sets the give-up time in milliseconds; checked when a device opens with this configuration.
+     *
      * @param value the give-up time in milliseconds
      * @return this
      */
@@ -204,12 +222,18 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
-    /** @return the smallest retransmission timeout in microseconds */
+    /**
+     * The smallest retransmission timeout in microseconds.
+     *
+     * @return the smallest retransmission timeout in microseconds
+     */
     public int minRtoUs() {
         return minRtoUs;
     }
 
     /**
+     * Sets the smallest retransmission timeout in microseconds; checked when a device opens with this configuration.
+     *
      * @param value the smallest retransmission timeout in microseconds
      * @return this
      */
@@ -218,12 +242,18 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
-    /** @return the largest retransmission timeout in microseconds */
+    /**
+     * The largest retransmission timeout in microseconds.
+     *
+     * @return the largest retransmission timeout in microseconds
+     */
     public int maxRtoUs() {
         return maxRtoUs;
     }
 
     /**
+     * Sets the largest retransmission timeout in microseconds; checked when a device opens with this configuration.
+     *
      * @param value the largest retransmission timeout in microseconds
      * @return this
      */
@@ -232,12 +262,18 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
-    /** @return how long an acknowledgement may wait for data to ride on, in microseconds */
+    /**
+     * How long an acknowledgement may wait for data to ride on, in microseconds.
+     *
+     * @return how long an acknowledgement may wait for data to ride on, in microseconds
+     */
     public int ackDelayUs() {
         return ackDelayUs;
     }
 
     /**
+     * Sets the delayed-ack time in microseconds; checked when a device opens with this configuration.
+     *
      * @param value the delayed-ack time in microseconds
      * @return this
      */
@@ -246,12 +282,18 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
-    /** @return receiver-not-ready retries before failing */
+    /**
+     * Receiver-not-ready retries before failing.
+     *
+     * @return receiver-not-ready retries before failing
+     */
     public int rnrRetryCount() {
         return rnrRetryCount;
     }
 
     /**
+     * Sets receiver-not-ready retries before failing; checked when a device opens with this configuration.
+     *
      * @param value receiver-not-ready retries before failing
      * @return this
      */
@@ -260,12 +302,19 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
-    /** @return the wait before a receiver-not-ready retry, in microseconds */
+    /**
+     * The wait before a receiver-not-ready retry, in microseconds.
+     *
+     * @return the wait before a receiver-not-ready retry, in microseconds
+     */
     public int rnrDelayUs() {
         return rnrDelayUs;
     }
 
     /**
+     * Sets the wait before a receiver-not-ready retry, in microseconds;
+     * checked when a device opens with this configuration.
+     *
      * @param value the wait before a receiver-not-ready retry, in microseconds
      * @return this
      */
@@ -274,12 +323,18 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
-    /** @return the registration quota in bytes */
+    /**
+     * The registration quota in bytes.
+     *
+     * @return the registration quota in bytes
+     */
     public long maxRegisteredBytes() {
         return maxRegisteredBytes;
     }
 
     /**
+     * Sets the registration quota in bytes; checked when a device opens with this configuration.
+     *
      * @param value the registration quota in bytes
      * @return this
      */
@@ -313,7 +368,11 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
-    /** @return the inbound ring size of an in-process NIC, in frames */
+    /**
+     * The inbound ring size of an in-process NIC, in frames.
+     *
+     * @return the inbound ring size of an in-process NIC, in frames
+     */
     public int loopRingFrames() {
         return loopRingFrames;
     }
@@ -330,12 +389,18 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
-    /** @return the directory under which shared-memory NICs keep their ring files */
+    /**
+     * The directory under which shared-memory NICs keep their ring files.
+     *
+     * @return the directory under which shared-memory NICs keep their ring files
+     */
     public String shmDirectory() {
         return shmDirectory;
     }
 
     /**
+     * Sets the directory under which shared-memory NICs keep their ring files.
+     *
      * @param value the directory under which shared-memory NICs keep their ring files (in
      *              {@code jdet-<uid>/<group>/}); every process of a group must use the same one
      * @return this
@@ -345,12 +410,18 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
-    /** @return the frame size of a new shared-memory group, in bytes */
+    /**
+     * The frame size of a new shared-memory group, in bytes.
+     *
+     * @return the frame size of a new shared-memory group, in bytes
+     */
     public int shmMtu() {
         return shmMtu;
     }
 
     /**
+     * Sets the frame size of a new shared-memory group, in bytes.
+     *
      * @param value the frame size of a new shared-memory group, in bytes (a group keeps the size of its first
      *              NIC still open)
      * @return this
@@ -360,12 +431,18 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
-    /** @return the inbound ring size of a shared-memory NIC, in frames */
+    /**
+     * The inbound ring size of a shared-memory NIC, in frames.
+     *
+     * @return the inbound ring size of a shared-memory NIC, in frames
+     */
     public int shmRingFrames() {
         return shmRingFrames;
     }
 
     /**
+     * Sets the inbound ring size of a shared-memory NIC, in frames.
+     *
      * @param value the inbound ring size of a shared-memory NIC, in frames (a power of two)
      * @return this
      */
@@ -374,12 +451,18 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
-    /** @return how long an idle shared-memory NIC spins before sleeping, in microseconds */
+    /**
+     * How long an idle shared-memory NIC spins before sleeping, in microseconds.
+     *
+     * @return how long an idle shared-memory NIC spins before sleeping, in microseconds
+     */
     public int shmSpinUs() {
         return shmSpinUs;
     }
 
     /**
+     * Sets how long an idle shared-memory NIC spins before sleeping, in microseconds.
+     *
      * @param value how long an idle shared-memory NIC spins before sleeping, in microseconds
      * @return this
      */
@@ -388,12 +471,19 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
-    /** @return the faults every link of the device injects into the frames it sends */
+    /**
+     * The faults every link of the device injects into the frames it sends.
+     *
+     * @return the faults every link of the device injects into the frames it sends
+     */
     public FaultPlan faults() {
         return faults;
     }
 
     /**
+     * Sets the faults every link of the device injects into the frames it sends;
+     * checked when a device opens with this configuration.
+     *
      * @param value the faults every link of the device injects into the frames it sends
      * @return this
      */
@@ -414,6 +504,8 @@ public final class Configuration implements Cloneable {
     }
 
     /**
+     * Sets the capture file; see {@link #capture()}.
+     *
      * @param file the pcapng file to record every frame in, or null for none; a NIC that cannot create it fails to
      *             open with EINVAL
      * @return this
@@ -423,12 +515,18 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
-    /** @return whether each NIC publishes its counters as a JMX MBean {@code io.jdet:type=Nic,name="<address>"} */
+    /**
+     * Whether each NIC publishes its counters as a JMX MBean, named {@code io.jdet:type=Nic,name="<address>"}.
+     *
+     * @return whether each NIC publishes its counters as a JMX MBean
+     */
     public boolean jmx() {
         return jmx;
     }
 
     /**
+     * Sets whether each NIC publishes its counters as a JMX MBean.
+     *
      * @param value whether each NIC publishes its counters as a JMX MBean (read by {@code ./jdet stat})
      * @return this
      */

@@ -18,8 +18,9 @@ public interface ConnectionListener extends AutoCloseable {
      *
      * @param timeoutMs the longest wait in milliseconds; 0 does not wait
      * @return the request, which must be accepted or rejected
-     * @throws DetException ETIMEDOUT if no request came in time; EAGAIN if the listener is closed; EINVAL if the
-     *                      timeout is negative; EINTR if the thread was interrupted
+     * @throws DetException ETIMEDOUT if no request came in time; EINVAL if the timeout is negative; EINTR if the
+     *                      thread was interrupted
+     * @throws IllegalStateException if the listener is closed, or was closed while waiting
      */
     ConnectionRequest take(long timeoutMs);
 

@@ -44,10 +44,12 @@ public interface ConnectionManager {
      * @return the private data the peer accepted with (empty if none)
      * @throws DetException EINVAL if the queue pair is not an IDLE queue pair of this NIC, the private data is
      *                      longer than {@link #MAX_PRIVATE_DATA} or the timeout is negative; ENODEV if the address
-     *                      cannot be reached from this NIC; ECONNREFUSED if the peer rejected the request,
-     *                      nobody listens on the service, or the acceptance was malformed (a max_or or max_ir out of
-     *                      range, queue pair 0); ETIMEDOUT if no answer came in time; EINTR if the thread was
-     *                      interrupted; EIO if the NIC failed fatally ({@link EventCode#NIC_FATAL})
+     *                      cannot be reached from this NIC; ETIMEDOUT if no answer came in time; EINTR if the
+     *                      thread was interrupted; ECONNREFUSED if the acceptance was malformed (a max_or or max_ir
+     *                      out of range, queue pair 0); EIO if the NIC failed fatally ({@link EventCode#NIC_FATAL})
+     * @throws ConnectionRejectedException (errno ECONNREFUSED) if the peer rejected the request, with its private
+     *                                     data, or nobody listens on the service
+     * @throws IllegalStateException if the NIC is closed
      */
     byte[] connect(String remoteAddress, int serviceId, QueuePair queuePair, byte[] privateData, long timeoutMs);
 

@@ -65,9 +65,10 @@ public interface ConnectionRequest {
     void accept(QueuePair queuePair, byte[] privateData, long timeoutMs);
 
     /**
-     * Rejects ({@code rdma_reject}): the requester's connect fails with ECONNREFUSED.
+     * Rejects ({@code rdma_reject}): the requester's connect fails with a {@link ConnectionRejectedException}
+     * (ECONNREFUSED) that carries the private data.
      *
-     * @param privateData bytes for the requester, may be null
+     * @param privateData bytes for the requester's {@link ConnectionRejectedException#privateData()}, may be null
      * @throws DetException EINVAL if the request was answered already or the private data is too long
      */
     void reject(byte[] privateData);

@@ -49,6 +49,7 @@ public final class DataSegment {
      * @param offset the offset of the first byte in the region
      * @param length the length in bytes
      * @return this segment
+     * @throws IllegalStateException if the region is deregistered
      */
     public DataSegment set(final MemoryRegion region, final long offset, final int length) {
         return set(region.address() + offset, length, region.lKey());

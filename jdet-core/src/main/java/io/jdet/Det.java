@@ -69,8 +69,9 @@ public interface Det extends AutoCloseable {
      * @param name  the NIC name
      * @param event where asynchronous events of the NIC and its resources go; may be null to drop them
      * @return the NIC
-     * @throws DetException ENODEV if the name names no usable link
-     * @throws IllegalStateException if the device is closed
+     * @throws DetException ENODEV if the name names no usable link; EADDRINUSE if another socket is bound to the
+     *                      UDP address and port; EACCES if the UDP port is privileged (below 1024)
+     * @throws IllegalStateException if the device or the event queue is closed
      */
     Nic openNic(String name, EventQueue event);
 

@@ -5,9 +5,10 @@ import java.util.Objects;
 /**
  * The error a verb raises: it carries the {@link Errno} that the matching DET verb returns in C.
  * Data-path outcomes that happen after a work request was accepted are not exceptions but
- * {@link WcStatus completion statuses}.
+ * {@link WcStatus completion statuses}. A refused connection raises the subclass {@link ConnectionRejectedException},
+ * which also carries the peer's private data.
  */
-public final class DetException extends RuntimeException {
+public sealed class DetException extends RuntimeException permits ConnectionRejectedException {
     private static final long serialVersionUID = 1L;
 
     /** The error number. */

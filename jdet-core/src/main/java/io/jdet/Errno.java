@@ -41,6 +41,8 @@ public enum Errno {
     EOVERFLOW(75),
     /** No buffer space: no outbound RDMA read or atomic is allowed on this queue pair. */
     ENOBUFS(105),
+    /** Address already in use: another socket is bound to the UDP address and port a NIC was opened on. */
+    EADDRINUSE(98),
     /** Not connected: the queue pair state does not allow posting. */
     ENOTCONN(107),
     /** Connection timed out. */

@@ -14,9 +14,9 @@ public interface EventQueue extends AutoCloseable {
      *
      * @param timeoutUs 0 to poll, {@link #NO_TIMEOUT} to wait forever, else microseconds
      * @param record    filled with the event
-     * @throws DetException EAGAIN if polling found none, or the queue was closed while waiting;
-     *                      ETIME if the time ran out; EINTR if the thread was interrupted; EINVAL for a negative
-     *                      timeout
+     * @throws DetException EAGAIN if polling found none; ETIME if the time ran out; EINTR if the thread was
+     *                      interrupted; EINVAL for a negative timeout
+     * @throws IllegalStateException if the queue is closed, or was closed while waiting (and held no event)
      */
     void waitOn(long timeoutUs, EventRecord record);
 
@@ -37,7 +37,8 @@ public interface EventQueue extends AutoCloseable {
     int pending();
 
     /**
-     * Destroys the queue ({@code det_destroy_event}) and wakes its waiters, who get EAGAIN.
+     * Destroys the queue ({@code det_destroy_event}) and wakes its waiters, who get an
+     * {@link IllegalStateException} (where DET returns EAGAIN).
      *
      * @throws DetException EBUSY while a NIC or a completion queue still reports to it
      */

@@ -21,6 +21,7 @@ public interface MemoryRegion extends AutoCloseable {
      * The local key. Never 0, never equal to the remote key.
      *
      * @return the key
+     * @throws IllegalStateException if the region is deregistered: its key names nothing any more
      */
     int lKey();
 
@@ -28,6 +29,7 @@ public interface MemoryRegion extends AutoCloseable {
      * The remote key, or 0 if the region grants no remote right.
      *
      * @return the key
+     * @throws IllegalStateException if the region is deregistered: its key names nothing any more
      */
     int rKey();
 
@@ -68,6 +70,7 @@ public interface MemoryRegion extends AutoCloseable {
      * @param access the new rights, or -1 to keep the current ones
      * @throws DetException EBUSY while windows are bound to the region; EINVAL for an illegal combination of
      *                      rights, LOCAL_WRITE on a read-only segment, or a domain of another NIC
+     * @throws IllegalStateException if the region is deregistered or the domain deallocated
      */
     void modify(ProtectionDomain pd, int access);
 

@@ -44,6 +44,7 @@ public interface Nic extends AutoCloseable {
      * @return the completion queue
      * @throws DetException EINVAL if size is negative or above the maximum; EAGAIN if the NIC has its maximum
      *                      number of completion queues
+     * @throws IllegalStateException if the NIC or the event queue is closed
      */
     CompletionQueue createCq(int size, EventQueue event);
 

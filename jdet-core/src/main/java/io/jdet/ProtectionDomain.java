@@ -48,6 +48,7 @@ public interface ProtectionDomain extends AutoCloseable {
      * @throws DetException EINVAL if a size or limit is out of range, a queue with a non-zero size has no
      *                      completion queue, or a completion queue belongs to another NIC; EAGAIN if the NIC has its
      *                      maximum number of queue pairs
+     * @throws IllegalStateException if the domain is deallocated or a completion queue destroyed
      */
     QueuePair createQp(QpCreate create);
 

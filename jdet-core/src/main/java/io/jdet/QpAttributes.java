@@ -22,4 +22,19 @@ package io.jdet;
 public record QpAttributes(ProtectionDomain pd, CompletionQueue sqCq, CompletionQueue rqCq, QpState state, int mtu,
                            int sqSize, int rqSize, int sqSges, int rqSges, int maxOr, int maxIr, int localQpNum,
                            int remoteQpNum, String localAddress, String remoteAddress) {
+
+    /**
+     * The state, the numbers and addresses of both ends, and the limits, for logs; the domain and the completion
+     * queues are left out (their own {@code toString} names them).
+     *
+     * @return for example {@code QpAttributes[CONNECTED, udp:127.0.0.1:7000#5 -> udp:127.0.0.1:7001#9, mtu=65507,
+     *         sq=16x1, rq=16x1, maxOr=4, maxIr=4]}
+     */
+    @Override
+    public String toString() {
+        return "QpAttributes[" + state + ", " + localAddress + "#" + localQpNum + " -> "
+            + (remoteAddress == null || remoteAddress.isEmpty() ? "none" : remoteAddress + "#" + remoteQpNum)
+            + ", mtu=" + mtu + ", sq=" + sqSize + "x" + sqSges + ", rq=" + rqSize + "x" + rqSges + ", maxOr=" + maxOr
+            + ", maxIr=" + maxIr + "]";
+    }
 }

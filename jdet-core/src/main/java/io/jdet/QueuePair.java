@@ -22,6 +22,9 @@ package io.jdet;
  * connection the same way: the request it answered completes with {@link WcStatus#BAD_RESPONSE}, the queue pair
  * goes to ERROR with a local event, and the NIC counts it in {@code rx.protocol_error}; a malformed request from the
  * peer is refused with a NAK as in the table of {@code docs/PROTOCOL.md} section 6.6.
+ *
+ * <p>A destroyed queue pair, or a deregistered region or destroyed window handed to a verb, raises
+ * {@link IllegalStateException}, as every closed jdet object does.
  */
 public interface QueuePair extends AutoCloseable {
 
@@ -167,6 +170,7 @@ public interface QueuePair extends AutoCloseable {
      *                      MW_BIND, or the window asks for REMOTE_WRITE or REMOTE_ATOMIC without LOCAL_WRITE on the
      *                      region or REMOTE_READ without LOCAL_READ; ENOTCONN and ENOSPC as for every post (checked
      *                      before anything changes)
+     * @throws IllegalStateException if the queue pair or window is destroyed, or the region deregistered
      */
     int bind(long id, MemoryWindow window, MemoryRegion region, long address, long length, int access, int flags);
 

@@ -37,7 +37,7 @@ class QueuePairStateTest {
             assertErrno(Errno.EINVAL, () -> pd.createQp(QpCreate.of(pair.cqB, 1, 1)), "a CQ of another NIC");
             final CompletionQueue gone = pair.nicA.createCq(1, null);
             gone.close();
-            assertErrno(Errno.EINVAL, () -> pd.createQp(QpCreate.of(gone, 1, 1)), "a destroyed CQ");
+            assertThrows(IllegalStateException.class, () -> pd.createQp(QpCreate.of(gone, 1, 1)), "a destroyed CQ");
             pd.createQp(new QpCreate(null, cq, 0, 1, 1, 1, 0, 0)).close(); // a zero-size queue needs no CQ
         }
     }

@@ -1,6 +1,7 @@
 package io.jdet.systest;
 
 import io.jdet.ConnectionListener;
+import io.jdet.ConnectionRejectedException;
 import io.jdet.ConnectionRequest;
 import io.jdet.Det;
 import io.jdet.DetException;
@@ -99,22 +100,31 @@ class ConnectionManagerTest {
         try (Det det = Det.open(); Endpoint server = new Endpoint(det, "udp:127.0.0.1", 4096, 4);
              Endpoint client = new Endpoint(det, "udp:127.0.0.1", 4096, 4)) {
             final var cm = client.nic.connectionManager();
-            final DetException none = assertThrows(DetException.class,
+            final ConnectionRejectedException none = assertThrows(ConnectionRejectedException.class,
                 () -> cm.connect(server.nic.address(), SERVICE, client.qp, null, 10_000));
             assertEquals(Errno.ECONNREFUSED, none.errno());
+            assertEquals(ConnectionRejectedException.Reason.NO_LISTENER, none.reason());
+            assertArrayEquals(new byte[0], none.privateData());
             assertEquals(QpState.IDLE, client.qp.query().state());
             try (ConnectionListener listener = server.nic.connectionManager().listen(SERVICE)) {
                 assertEquals(Errno.EEXIST, assertThrows(DetException.class,
                     () -> server.nic.connectionManager().listen(SERVICE)).errno());
-                final CompletableFuture<DetException> refused = CompletableFuture.supplyAsync(
-                    () -> assertThrows(DetException.class,
+                final CompletableFuture<ConnectionRejectedException> refused = CompletableFuture.supplyAsync(
+                    () -> assertThrows(ConnectionRejectedException.class,
                         () -> cm.connect(server.nic.address(), SERVICE, client.qp, null, 10_000)));
                 final ConnectionRequest request = listener.take(10_000);
-                request.reject(new byte[] {1});
-                assertEquals(Errno.ECONNREFUSED, refused.get(10, TimeUnit.SECONDS).errno());
+                final byte[] why = "full: try udp:127.0.0.1:7001".getBytes(StandardCharsets.UTF_8);
+                request.reject(why);
+                final ConnectionRejectedException rejected = refused.get(10, TimeUnit.SECONDS);
+                assertEquals(Errno.ECONNREFUSED, rejected.errno());
+                assertEquals(ConnectionRejectedException.Reason.REJECTED, rejected.reason());
+                assertArrayEquals(why, rejected.privateData(), "the rejection's private data reaches the client");
                 assertEquals(Errno.EINVAL, assertThrows(DetException.class,
                     () -> request.accept(server.qp, null, 1000)).errno());
                 assertEquals(Errno.ETIMEDOUT, assertThrows(DetException.class, () -> listener.take(10)).errno());
+                listener.close();
+                assertEquals("listener closed", assertThrows(IllegalStateException.class,
+                    () -> listener.take(0)).getMessage());
             }
             assertEquals(QpState.IDLE, server.qp.query().state());
         }

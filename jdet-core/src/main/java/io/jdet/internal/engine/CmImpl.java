@@ -2,6 +2,7 @@ package io.jdet.internal.engine;
 
 import io.jdet.ConnectionListener;
 import io.jdet.ConnectionManager;
+import io.jdet.ConnectionRejectedException;
 import io.jdet.DetException;
 import io.jdet.Errno;
 import io.jdet.EventCode;
@@ -76,7 +77,7 @@ final class CmImpl implements ConnectionManager {
         try {
             final boolean ready = await(() -> listener.closed || !listener.queue.isEmpty(), timeoutMs);
             if (listener.closed) {
-                throw new DetException(Errno.EAGAIN, "the listener is closed");
+                throw new IllegalStateException("listener closed");
             }
             if (!ready) {
                 throw new DetException(Errno.ETIMEDOUT, "no connection request within " + timeoutMs + " ms");
@@ -143,11 +144,16 @@ final class CmImpl implements ConnectionManager {
                 }
                 case CmOutgoing.REJECTED -> {
                     connects.remove(id);
-                    throw new DetException(Errno.ECONNREFUSED, switch (o.reason) {
-                        case NO_LISTENER -> "nobody listens on service " + serviceId + " at " + remoteAddress;
-                        case MALFORMED -> "malformed handshake with " + remoteAddress + " (a limit out of range)";
-                        default -> "the peer rejected the connection";
-                    });
+                    if (o.reason == NO_LISTENER) {
+                        throw new ConnectionRejectedException(ConnectionRejectedException.Reason.NO_LISTENER, null,
+                            "nobody listens on service " + serviceId + " at " + remoteAddress);
+                    }
+                    if (o.reason == MALFORMED) {
+                        throw new DetException(Errno.ECONNREFUSED, "malformed handshake with " + remoteAddress
+                            + " (a limit out of range)");
+                    }
+                    throw new ConnectionRejectedException(ConnectionRejectedException.Reason.REJECTED, o.reply,
+                        "the peer rejected the connection, with " + o.reply.length + " bytes of private data");
                 }
                 default -> {
                     connects.remove(id);
@@ -266,6 +272,7 @@ final class CmImpl implements ConnectionManager {
                 }
                 o.state = CmOutgoing.REJECTED;
                 o.reason = Frame.length(f);
+                o.reply = CmWire.privateData(f);
                 changed.signalAll();
             }
             case Frame.OP_CM_READY -> {

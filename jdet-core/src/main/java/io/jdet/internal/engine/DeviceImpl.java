@@ -61,7 +61,7 @@ public final class DeviceImpl implements Det {
         synchronized (this) {
             checkOpen();
             if (eq != null && eq.isClosed()) {
-                throw new DetException(Errno.EINVAL, "event queue closed");
+                throw new IllegalStateException("event queue closed");
             }
             return attach(name, Links.open(name, configuration), eq);
         }

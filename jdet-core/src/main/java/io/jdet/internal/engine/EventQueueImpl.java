@@ -97,7 +97,7 @@ public final class EventQueueImpl implements EventQueue {
         try {
             while (count == 0) {
                 if (closed) {
-                    throw new DetException(Errno.EAGAIN, "event queue closed");
+                    throw new IllegalStateException("event queue closed");
                 }
                 if (timeoutUs == 0) {
                     throw new DetException(Errno.EAGAIN, "no event queued");

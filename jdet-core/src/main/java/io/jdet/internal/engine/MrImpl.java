@@ -154,11 +154,13 @@ public final class MrImpl implements MemoryRegion {
 
     @Override
     public int lKey() {
+        checkValid(); // a stale key in a data segment would fail later and far from its cause
         return lKey;
     }
 
     @Override
     public int rKey() {
+        checkValid();
         return rKey;
     }
 
@@ -197,8 +199,11 @@ public final class MrImpl implements MemoryRegion {
                 throw new DetException(Errno.EBUSY, boundWindows + " window(s) bound to the region");
             }
             final PdImpl target = newPd == null ? pd : Checks.pd(newPd);
-            if (target.nic != nic || target.closed) {
-                throw new DetException(Errno.EINVAL, "the domain belongs to another NIC or is deallocated");
+            if (target.nic != nic) {
+                throw new DetException(Errno.EINVAL, "the domain belongs to another NIC");
+            }
+            if (target.closed) {
+                throw new IllegalStateException("protection domain deallocated");
             }
             final int rights = newAccess == -1 ? access : newAccess;
             checkAccess(segment, rights);

@@ -194,7 +194,7 @@ public final class NicImpl implements Nic, FrameHandler {
         synchronized (device) {
             if (eq != null) {
                 if (eq.isClosed()) {
-                    throw new DetException(Errno.EINVAL, "event queue closed");
+                    throw new IllegalStateException("event queue closed");
                 }
                 eq.users++;
             }

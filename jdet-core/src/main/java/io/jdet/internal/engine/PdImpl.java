@@ -103,4 +103,9 @@ public final class PdImpl implements ProtectionDomain {
             nic.lock.unlock();
         }
     }
+
+    @Override
+    public String toString() {
+        return "ProtectionDomain@" + Integer.toHexString(System.identityHashCode(this)) + "[" + nic.address() + "]";
+    }
 }

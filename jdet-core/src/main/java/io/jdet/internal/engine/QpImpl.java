@@ -87,8 +87,11 @@ public final class QpImpl implements QueuePair {
         if (c.sqSize() > 0 && sq == null || c.rqSize() > 0 && rq == null) {
             throw new DetException(Errno.EINVAL, "a queue with a non-zero size needs a completion queue");
         }
-        if (sq != null && (sq.nic != nic || sq.closed) || rq != null && (rq.nic != nic || rq.closed)) {
-            throw new DetException(Errno.EINVAL, "completion queue of another NIC, or destroyed");
+        if (sq != null && sq.nic != nic || rq != null && rq.nic != nic) {
+            throw new DetException(Errno.EINVAL, "completion queue of another NIC");
+        }
+        if (sq != null && sq.closed || rq != null && rq.closed) {
+            throw new IllegalStateException("completion queue destroyed");
         }
         if (nic.qps.size() >= NicImpl.MAX_QPS) {
             throw new DetException(Errno.EAGAIN, "the NIC has " + NicImpl.MAX_QPS + " queue pairs");
@@ -346,8 +349,11 @@ public final class QpImpl implements QueuePair {
     }
 
     private void checkWindow(final MwImpl mw, final int type) {
-        if (mw.nic != nic || mw.destroyed) {
-            throw new DetException(Errno.EINVAL, "window of another NIC, or destroyed");
+        if (mw.nic != nic) {
+            throw new DetException(Errno.EINVAL, "window of another NIC");
+        }
+        if (mw.destroyed) {
+            throw new IllegalStateException("window destroyed");
         }
         if (mw.type != type) {
             throw new DetException(Errno.EINVAL, "a type " + mw.type + " window; this verb binds type " + type);
@@ -359,8 +365,11 @@ public final class QpImpl implements QueuePair {
 
     private void checkBind(final MwImpl mw, final MrImpl mr, final long address, final long length,
                            final int access) {
-        if (!mr.valid || mr.nic != nic) {
-            throw new DetException(Errno.EINVAL, "region deregistered or of another NIC");
+        if (mr.nic != nic) {
+            throw new DetException(Errno.EINVAL, "region of another NIC");
+        }
+        if (!mr.valid) {
+            throw new IllegalStateException("region deregistered");
         }
         if (mr.pd != mw.pd) {
             throw new DetException(Errno.EPERM, "region and window in different protection domains");

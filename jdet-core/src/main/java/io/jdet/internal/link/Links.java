@@ -19,7 +19,8 @@ public final class Links {
      *                      or an interface
      * @param configuration the device configuration
      * @return the link
-     * @throws DetException ENODEV if the name names no usable link; EINVAL if the capture file cannot be written
+     * @throws DetException ENODEV if the name names no usable link; EADDRINUSE if a UDP address and port is taken;
+     *                      EACCES if a UDP port is privileged; EINVAL if the capture file cannot be written
      */
     public static Link open(final String name, final Configuration configuration) {
         if (name == null || name.isEmpty()) {

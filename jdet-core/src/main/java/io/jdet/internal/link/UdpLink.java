@@ -80,8 +80,9 @@ public final class UdpLink implements Link {
      * Opens a socket bound to the address a NIC name gives.
      *
      * @param nicName {@code udp:<address>[:<port>]} or an interface name
-     * @throws DetException ENODEV if the name is no usable address or interface, or the socket cannot be bound
-     *                      (an address in use included); nothing stays open
+     * @throws DetException ENODEV if the name is no usable address or interface, or the socket cannot be opened;
+     *                      EADDRINUSE if another socket is bound to the address and port; EACCES if the port is
+     *                      privileged; nothing stays open
      */
     public UdpLink(final String nicName) {
         this(nicName, () -> { });
@@ -195,8 +196,25 @@ public final class UdpLink implements Link {
         return new int[] {sa.get(Posix.NET_INT, Posix.SIN_ADDR), sa.get(Posix.NET_SHORT, Posix.SIN_PORT) & 0xFFFF};
     }
 
+    /** Linux's {@code EACCES}: a port below 1024 without the capability to bind it. */
+    private static final int LINUX_EACCES = 13;
+    /** Linux's {@code EADDRINUSE}: another socket holds the address and port. */
+    private static final int LINUX_EADDRINUSE = 98;
+    /** Linux's {@code EADDRNOTAVAIL}: the address is not one of this host's. */
+    private static final int LINUX_EADDRNOTAVAIL = 99;
+
+    /** Names the socket call's failure with the errno a user can act on, and its number for the record. */
     private static DetException failure(final String what, final MemorySegment errno) {
-        return new DetException(Errno.ENODEV, what + " failed: errno " + Posix.errno(errno));
+        final int value = Posix.errno(errno);
+        return switch (value) {
+            case LINUX_EADDRINUSE -> new DetException(Errno.EADDRINUSE, what + " failed: address in use (errno "
+                + value + "); another socket is bound to it, pick another port or 0 for any free one");
+            case LINUX_EACCES -> new DetException(Errno.EACCES, what + " failed: permission denied (errno " + value
+                + "); ports below 1024 need CAP_NET_BIND_SERVICE");
+            case LINUX_EADDRNOTAVAIL -> new DetException(Errno.ENODEV, what + " failed: address not available (errno "
+                + value + "); it is no address of this host");
+            default -> new DetException(Errno.ENODEV, what + " failed: errno " + value);
+        };
     }
 
     @Override
