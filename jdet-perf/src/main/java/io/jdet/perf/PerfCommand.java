@@ -34,7 +34,9 @@ public final class PerfCommand implements Callable<Integer> {
     @Spec
     private CommandSpec spec;
 
-    @Option(names = "--server", description = "Run as the server: wait for one client, serve its run, exit.")
+    @Option(names = "--server", description = "Run as the server: wait for one client, serve its run, exit. It runs "
+        + "the client's run options; any it is given itself (--tests, --sizes, --wait, --loss, ...) must match the "
+        + "client's, or it refuses the client.")
     private boolean server;
 
     @Option(names = "--client", paramLabel = "HOST[:PORT]", description = "Run as the client of a server.")

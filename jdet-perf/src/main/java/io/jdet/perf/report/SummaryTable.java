@@ -41,13 +41,14 @@ public final class SummaryTable {
         if (results.isEmpty()) {
             return;
         }
-        out.printf("%nLatency, one way (us)%n%6s  %-13s%-10s%10s%10s%10s%10s%10s%10s%10s%9s  %s%n", "size", "test",
+        out.printf("%nLatency, one way (us); note: re-measured, UNSTABLE, busy (see \"Figures to distrust\")%n"
+            + "%6s  %-13s%-10s%10s%10s%10s%10s%10s%10s%10s%9s  %s%n", "size", "test",
             "transport", "min", "p50", "mean", "stdev", "p99", "p99.9", "max", "iters", "note");
         for (final LatencyResult r : results) {
-            out.printf(Locale.ROOT, "%6s  %-13s%-10s%10s%10s%10s%10s%10s%10s%10s%9d  %s%n", Sizes.format(r.size()),
-                r.kind().label(), r.transport(), number(r.minUs()), number(r.percentileUs(50)), number(r.meanUs()),
-                number(r.stdevUs()), number(r.percentileUs(99)), number(r.percentileUs(99.9)), number(r.maxUs()),
-                r.iterations(), note(r));
+            out.println(String.format(Locale.ROOT, "%6s  %-13s%-10s%10s%10s%10s%10s%10s%10s%10s%9d  %s",
+                Sizes.format(r.size()), r.kind().label(), r.transport(), number(r.minUs()), number(r.percentileUs(50)),
+                number(r.meanUs()), number(r.stdevUs()), number(r.percentileUs(99)), number(r.percentileUs(99.9)),
+                number(r.maxUs()), r.iterations(), note(r)).stripTrailing());
         }
     }
 
@@ -59,9 +60,10 @@ public final class SummaryTable {
             + "%6s  %-13s%-10s%10s%10s%11s%11s%10s%8s%9s  %s%n", "size", "test", "transport", "MB/s", "peak MB/s",
             "msgs/s", "peak msg/s", "us/msg", "burst", "msgs", "note");
         for (final BandwidthResult r : results) {
-            out.printf(Locale.ROOT, "%6s  %-13s%-10s%10s%10s%11.0f%11.0f%10s%8d%9d  %s%n", Sizes.format(r.size()),
-                r.kind().label(), r.transport(), number(r.mbPerSec()), number(r.peakMbPerSec()), r.messagesPerSec(),
-                r.peakMessagesPerSec(), number(r.usecPerMsg()), r.burst(), r.messages(), note(r));
+            out.println(String.format(Locale.ROOT, "%6s  %-13s%-10s%10s%10s%11.0f%11.0f%10s%8d%9d  %s",
+                Sizes.format(r.size()), r.kind().label(), r.transport(), number(r.mbPerSec()),
+                number(r.peakMbPerSec()), r.messagesPerSec(), r.peakMessagesPerSec(), number(r.usecPerMsg()),
+                r.burst(), r.messages(), note(r)).stripTrailing());
         }
     }
 
@@ -102,14 +104,14 @@ public final class SummaryTable {
                 if (value.isPresent()) {
                     final boolean trusted = ratio.trusted(results, size);
                     marked |= !trusted;
-                    row.append(String.format(Locale.ROOT, " %17s", String.format(Locale.ROOT, "%.2fx%s",
-                        value.getAsDouble(), trusted ? " " : "?")));
+                    row.append(String.format(Locale.ROOT, " %17s", String.format(Locale.ROOT,
+                        value.getAsDouble() < 0.1 ? "%.3fx%s" : "%.2fx%s", value.getAsDouble(), trusted ? " " : "?")));
                 } else {
                     row.append(String.format(" %17s", "- "));
                 }
             }
             if (any) {
-                out.println(row);
+                out.println(row.toString().stripTrailing());
             }
         }
         if (marked) {
@@ -121,28 +123,57 @@ public final class SummaryTable {
         }
     }
 
+    /**
+     * The figures to distrust: each unstable one with its reasons, then one line for those taken on a machine busier
+     * than its cores (the load table has each step's figures), then the run's warnings.
+     */
     private static void distrust(final PrintWriter out, final Results results) {
         final List<String> lines = new ArrayList<>();
+        double lowLoad = Double.POSITIVE_INFINITY;
+        double highLoad = Double.NEGATIVE_INFINITY;
+        double wait = Double.NaN;
+        double steal = Double.NaN;
+        int busy = 0;
+        int distrusted = 0;
         for (final Figure f : results.figures()) {
-            if (!f.trusted()) {
-                final List<String> why = new ArrayList<>();
-                if (!f.stability().stable()) {
-                    why.add((f.stability().attempts() > 1 ? "unstable when measured again: " : "unstable: ")
-                        + String.join("; ", f.stability().reasons()));
+            final boolean loaded = f.load() != null && f.load().busy();
+            distrusted += f.trusted() ? 0 : 1;
+            if (!f.stability().stable()) {
+                lines.add(String.format(Locale.ROOT, "%6s  %-13s%s%s%s", Sizes.format(f.size()), f.kind().label(),
+                    f.stability().attempts() > 1 ? "unstable when measured again: " : "unstable: ",
+                    String.join("; ", f.stability().reasons()), loaded ? " (on a busy machine)" : ""));
+            }
+            if (loaded) {
+                busy++;
+                for (final double load : new double[] {f.load().before().load1(), f.load().after().load1()}) {
+                    lowLoad = Double.isNaN(load) ? lowLoad : Math.min(lowLoad, load);
+                    highLoad = Double.isNaN(load) ? highLoad : Math.max(highLoad, load);
                 }
-                if (f.load() != null && f.load().busy()) {
-                    why.add("the machine was busier than its cores: " + String.join(", ", f.load().busyReasons()));
-                }
-                lines.add(String.format(Locale.ROOT, "%6s  %-13s%s", Sizes.format(f.size()), f.kind().label(),
-                    String.join("; ", why)));
+                wait = Double.isNaN(wait) ? f.load().cpuWaitPercent() : Math.max(wait, f.load().cpuWaitPercent());
+                steal = Double.isNaN(steal) ? f.load().stealPercent() : Math.max(steal, f.load().stealPercent());
             }
         }
-        if (lines.isEmpty() && results.warnings().isEmpty()) {
+        if (distrusted == 0 && results.warnings().isEmpty()) {
             return;
         }
-        out.printf("%nFigures to distrust (%d of %d)%n", lines.size(), results.figures().size());
+        out.printf("%nFigures to distrust (%d of %d)%n", distrusted, results.figures().size());
         results.warnings().forEach(w -> out.println("  warning: " + w));
         lines.forEach(out::println);
+        if (busy > 0) {
+            final List<String> how = new ArrayList<>();
+            if (highLoad >= lowLoad) {
+                how.add(String.format(Locale.ROOT, "load average %.2f to %.2f on %d CPUs", lowLoad, highLoad,
+                    results.info().cpus()));
+            }
+            if (!Double.isNaN(wait)) {
+                how.add(String.format(Locale.ROOT, "some task waited for a CPU up to %.0f%% of a step", wait));
+            }
+            if (!Double.isNaN(steal)) {
+                how.add(String.format(Locale.ROOT, "up to %.1f%% stolen", steal));
+            }
+            out.printf("  %d of %d steps ran on a machine busier than its cores (%s): their figures are slower and "
+                + "noisier than a quiet machine's%n", busy, results.figures().size(), String.join(", ", how));
+        }
     }
 
     /** What speaks against a figure, in a word or two; empty when nothing does. */

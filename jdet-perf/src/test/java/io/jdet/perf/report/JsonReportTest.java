@@ -133,10 +133,29 @@ class JsonReportTest {
         assertTrue(out.contains("? = a figure behind the ratio is unreliable"), out);
         assertTrue(out.contains("Figures to distrust (1 of 4)"), out);
         assertTrue(out.contains("lat-send     unstable when measured again: its early and late halves disagree "
-            + "(600 vs 4.00 us median)"), out);
+            + "(600 vs 4.00 us median)\n"), out);
         assertTrue(out.contains("re-measured, UNSTABLE"), out);
         assertTrue(out.contains("warning: before the run: load average 6.20"), out);
         assertTrue(out.contains("0.50>0.50"), out);
+    }
+
+    @Test
+    void shouldSumUpTheStepsTakenOnABusyMachine() {
+        final Results results = new Results(info(FaultPlan.NONE));
+        final Histogram steady = LatencyRig.newHistogram();
+        steady.recordValueWithCount(4_000, 50);
+        final StepLoad busy = new StepLoad(LoadSample.parse(0, "6.20 5 4 9/100 1", STAT, null),
+            LoadSample.parse(1_000_000_000L, "7.00 5 4 9/100 1", STAT, null), 2);
+        results.add(new LatencyResult(TestKind.LAT_SEND, "jdet/udp", 64, 100, 50, 1_000_000, 1, steady,
+            Stability.ofLatency(steady, steady, 1), busy));
+        final java.io.StringWriter text = new java.io.StringWriter();
+        SummaryTable.print(new java.io.PrintWriter(text), results);
+        final String out = text.toString();
+        assertTrue(out.contains("Figures to distrust (1 of 1)"), out);
+        assertTrue(out.contains("1 of 1 steps ran on a machine busier than its cores (load average 6.20 to 7.00 on "
+            + "2 CPUs)"), out);
+        assertTrue(out.contains("6.20>7.00"), out);
+        assertTrue(out.contains("  busy"), out);
     }
 
     @Test
