@@ -28,6 +28,8 @@ public final class Comparisons {
     public static final double SEND_VS_UDP_TARGET = 1.3;
     /** The smallest bw-write/udp-stream ratio the issue aims for at 64 KiB and above. */
     public static final double WRITE_VS_UDP_TARGET = 0.8;
+    /** A target's status when a figure behind its verdict is unreliable: neither met nor not met. */
+    public static final String UNSURE = "unsure";
     /** The in-process one-way latency the issue aims below, in microseconds. */
     public static final double LOOP_LATENCY_TARGET_US = 1.0;
 
@@ -90,8 +92,9 @@ public final class Comparisons {
      * One of the issue's targets as this run measured it.
      *
      * @param name    what it asks
-     * @param status  {@code met}, {@code not met} or {@code n/a} (also whenever faults were injected: jdet then
-     *                carried a lossy link's work and the baselines did not)
+     * @param status  {@code met}, {@code not met}, {@link #UNSURE} (a figure behind the verdict is unreliable) or
+     *                {@code n/a} (also whenever faults were injected: jdet then carried a lossy link's work and the
+     *                baselines did not)
      * @param details the figures behind the verdict, each marked {@code (unreliable)} where a figure behind it is
      * @param trusted false if some figure behind the verdict is unreliable (unstable, or taken on a busy machine)
      */
@@ -105,7 +108,9 @@ public final class Comparisons {
      * @return three targets, each with its status
      */
     public static List<Target> targets(final Results results) {
-        final List<Target> targets = List.of(sendTarget(results), writeTarget(results), loopTarget(results));
+        final List<Target> targets = List.of(sendTarget(results), writeTarget(results), loopTarget(results)).stream()
+            .map(t -> t.trusted() || "n/a".equals(t.status()) ? t
+                : new Target(t.name(), UNSURE, t.details(), false)).toList();
         if (!results.info().faults().active()) {
             return targets;
         }

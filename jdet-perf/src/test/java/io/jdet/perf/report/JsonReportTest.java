@@ -140,6 +140,22 @@ class JsonReportTest {
     }
 
     @Test
+    void shouldJudgeNoTargetOnUnreliableFigures() {
+        final RunInfo loop = new RunInfo("embedded", "loop", "loop", "loop:a", "loop:b", null, "busy-poll", false,
+            FaultPlan.NONE, 4, 1000, "127.0.0.1", List.of(64), List.of("lat-send"), "java", "os", 2, "now");
+        final Results results = new Results(loop);
+        final Histogram early = LatencyRig.newHistogram();
+        early.recordValueWithCount(600_000, 50);
+        final Histogram late = LatencyRig.newHistogram();
+        late.recordValueWithCount(4_000, 50);
+        results.add(new LatencyResult(TestKind.LAT_SEND, "jdet/loop", 64, 100, 0, 1, 1, late,
+            Stability.ofLatency(early, late, 2), null));
+        final Comparisons.Target target = Comparisons.targets(results).get(2);
+        assertEquals(Comparisons.UNSURE, target.status(), target::toString);
+        assertTrue(target.details().matches("best median 4\\.00\\d us \\(unreliable\\)"), target::toString);
+    }
+
+    @Test
     void shouldSumUpTheStepsTakenOnABusyMachine() {
         final Results results = new Results(info(FaultPlan.NONE));
         final Histogram steady = LatencyRig.newHistogram();
