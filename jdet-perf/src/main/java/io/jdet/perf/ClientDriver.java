@@ -10,6 +10,10 @@ import io.jdet.perf.report.Results;
 import io.jdet.perf.report.RunInfo;
 import io.jdet.perf.rig.Abort;
 import io.jdet.perf.rig.Pattern;
+import io.jdet.perf.report.FaultWords;
+import io.jdet.perf.trust.LoadSample;
+import io.jdet.perf.trust.ProcReader;
+import io.jdet.perf.trust.StepLoad;
 
 import java.io.PrintWriter;
 import java.lang.foreign.Arena;
@@ -21,7 +25,8 @@ import java.util.stream.Collectors;
 
 /**
  * The active end: sends the run's settings, measures det_perf's setup costs, runs every step of the plan (printing
- * det_perf's lines size by size as they come), and collects the server's counters at the end.
+ * det_perf's lines size by size as they come, and sampling the machine's load before and after each step), and
+ * collects the server's counters at the end.
  */
 final class ClientDriver {
     /** Repetitions of the setup-cost sequence. */
@@ -59,13 +64,21 @@ final class ClientDriver {
             config.verify() ? ", verifying every byte" : "", String.join(",", info.tests()),
             config.sizes().stream().map(Sizes::format).collect(Collectors.joining(",")));
         if (config.faults().active()) {
-            out.printf("faults injected by jdet's links: %s%n", config.faults());
+            out.printf("faults injected by jdet's links: %s%n", FaultWords.describe(config.faults()));
+            out.printf("(the baselines run without faults: jdet/baseline ratios compare unlike things)%n");
+        }
+        final ProcReader proc = ProcReader.system();
+        final String busy = proc.sample().busy(info.cpus());
+        if (busy != null) {
+            out.printf("warning: the machine is busier than its cores before the run (%s): figures will be slower "
+                + "and noisier than on a quiet machine%n", busy);
+            results.warning("before the run: " + busy);
         }
         out.flush();
         results.setupCosts(SetupCosts.measure(peer.opened(), settings.deviceConfiguration(), SETUP_REPETITIONS));
         try (Arena arena = Arena.ofConfined()) {
             final End end = new End(side, peer, settings, new Pattern(arena, maxSize), abort,
-                info.jdetTransport(), config.iterations() == 0);
+                info.jdetTransport(), config.measureNs());
             int block = -1;
             for (final Step step : plan) {
                 progress.step(step);
@@ -74,7 +87,9 @@ final class ClientDriver {
                     block = blockSize;
                     DetPerfFormat.heading(out, config.burst(), blockSize);
                 }
-                final Figure figure = run(step, end);
+                final LoadSample before = proc.sample();
+                final Figure measured = run(step, end);
+                final Figure figure = measured.withLoad(new StepLoad(before, proc.sample(), info.cpus()));
                 results.add(figure);
                 switch (figure) {
                     case LatencyResult latency -> DetPerfFormat.line(out, latency);
@@ -83,10 +98,10 @@ final class ClientDriver {
             }
         }
         side.send(Message.of("BYE").build());
-        final Map<String, String> counters = side.expect("COUNTERS").fields();
+        final Message counters = side.expect("COUNTERS");
         results.counters("client", peer.nic().counters());
-        results.counters("server", counters.entrySet().stream()
-            .collect(Collectors.toMap(Map.Entry::getKey, e -> Long.parseLong(e.getValue()))));
+        results.counters("server", counters.fields().keySet().stream()
+            .collect(Collectors.toMap(key -> key, counters::number)));
         return results;
     }
 
@@ -103,16 +118,22 @@ final class ClientDriver {
     }
 
     /**
-     * Sends the run's settings and waits for the server's NIC: the first exchange, before this end opens its own.
+     * Sends the protocol's version and the run's settings and options, and waits for the server's NIC: the first
+     * exchange, before this end opens its own.
      *
      * @param config the run's configuration
      * @param side   the side channel, connected
      * @return the server's WELCOME
+     * @throws PerfException if the server refuses the client (another version, other run options) or speaks
+     *                       another version
      */
     static Message hello(final PerfConfig config, final SideChannel side) {
-        side.send(Message.of("HELLO").with(RunSettings.of(config).toMessage().fields())
+        side.send(Message.of("HELLO").with("version", SideChannel.VERSION)
+            .with(RunSettings.of(config).toMessage().fields()).with(RunOptions.of(config))
             .with("maxsize", maxSize(config)).build());
-        return side.expect("WELCOME");
+        final Message welcome = side.expect("WELCOME");
+        side.checkVersion(welcome);
+        return welcome;
     }
 
     private static int maxSize(final PerfConfig config) {

@@ -15,10 +15,20 @@ import io.jdet.perf.rig.Spinner;
  * @param pattern       the bytes verified runs send
  * @param abort         raised when the run must stop
  * @param jdetTransport how jdet figures are labelled ({@code jdet/udp}, {@code jdet/loop})
- * @param adaptive      whether this end (a client with automatic iterations) sizes measured phases by time
+ * @param measureNs     how long this end (a client without {@code --iters}) makes a measurement, sizing it from
+ *                      the warm-up's pace; 0 when the counts are fixed (a server follows the client's counts)
  */
 public record End(SideChannel side, JdetPeer peer, RunSettings settings, Pattern pattern, Abort abort,
-                  String jdetTransport, boolean adaptive) {
+                  String jdetTransport, long measureNs) {
+
+    /**
+     * Whether this end sizes warm-up and measured phases by time.
+     *
+     * @return true for a client without {@code --iters}
+     */
+    public boolean adaptive() {
+        return measureNs > 0;
+    }
 
     /**
      * A fresh busy-poll deadline for a step.

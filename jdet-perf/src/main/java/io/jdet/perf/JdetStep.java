@@ -28,7 +28,7 @@ final class JdetStep {
         side.send(step.toMessage("TEST"));
         try (JdetQp q = open(step, end, true)) {
             side.send(Message.of("INFO").with(q.localInfo().toFields()).build());
-            q.connect(ConnectInfo.fromFields(side.expect("INFO").fields()).reachableFrom(end.peerHost()));
+            q.connect(ConnectInfo.fromFields(side.expect("INFO").texts()).reachableFrom(end.peerHost()));
             final Figure figure = step.kind().latency()
                 ? Phases.initiate(step, end, new JdetPingPong(q, end.settings().verify(), end.pattern()),
                     end.jdetTransport())
@@ -50,7 +50,7 @@ final class JdetStep {
     static void passive(final Step step, final End end) {
         final SideChannel side = end.side();
         try (JdetQp q = open(step, end, false)) {
-            final ConnectInfo remote = ConnectInfo.fromFields(side.expect("INFO").fields());
+            final ConnectInfo remote = ConnectInfo.fromFields(side.expect("INFO").texts());
             side.send(Message.of("INFO").with(q.localInfo().toFields()).build());
             q.connect(remote.reachableFrom(end.peerHost()));
             if (step.kind().latency()) {
@@ -58,7 +58,7 @@ final class JdetStep {
             } else {
                 Phases.receive(step, end, new JdetStream(q, end.settings().verify(), end.pattern()));
             }
-            side.expect("END");
+            // The phases ended with the client's END.
             q.awaitSends(0);
             side.send(Message.of("DONE").with("polls", q.polls()).build());
         }

@@ -12,7 +12,8 @@ import java.util.concurrent.Callable;
 /**
  * Entry point of {@code ./jdet}'s Java tools: {@code jdet perf} (the perf tool), {@code jdet example} and
  * {@code jdet stat} (the NIC counters of running processes). Exit
- * status: 0 on success, 1 when a run fails (unreachable peer, timeout, bad data), 2 for a bad command line.
+ * status: 0 on success, 1 when a run fails (unreachable peer, timeout, bad data), 2 for a bad command line (one
+ * line saying why, and {@code see 'jdet perf --help'}).
  */
 @Command(name = "jdet", mixinStandardHelpOptions = true, version = "jdet 0.1.0",
     description = "Direct Ethernet Transport verbs for Java: tools.",
@@ -48,6 +49,14 @@ public final class Main implements Callable<Integer> {
         // The plot is drawn off screen; no display is needed or wanted.
         System.setProperty("java.awt.headless", "true");
         final CommandLine commandLine = new CommandLine(new Main()).setOut(out).setErr(err)
+            .setParameterExceptionHandler((e, arguments) -> {
+                // One line and where to look, not the whole usage: the reason stays visible.
+                final CommandLine cmd = e.getCommandLine();
+                cmd.getErr().println(cmd.getCommandSpec().qualifiedName() + ": " + e.getMessage());
+                cmd.getErr().println("see '" + cmd.getCommandSpec().qualifiedName() + " --help'");
+                cmd.getErr().flush();
+                return 2;
+            })
             .setExecutionExceptionHandler((e, cmd, parsed) -> {
                 cmd.getErr().println("jdet: internal error: " + e);
                 e.printStackTrace(cmd.getErr());

@@ -5,6 +5,7 @@ import io.jdet.FaultPlan;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParseResult;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
@@ -12,7 +13,9 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.Callable;
 
 /**
@@ -31,7 +34,9 @@ public final class PerfCommand implements Callable<Integer> {
     @Spec
     private CommandSpec spec;
 
-    @Option(names = "--server", description = "Run as the server: wait for one client, serve its run, exit.")
+    @Option(names = "--server", description = "Run as the server: wait for one client, serve its run, exit. It runs "
+        + "the client's run options; any it is given itself (--tests, --sizes, --wait, --loss, ...) must match the "
+        + "client's, or it refuses the client.")
     private boolean server;
 
     @Option(names = "--client", paramLabel = "HOST[:PORT]", description = "Run as the client of a server.")
@@ -60,6 +65,11 @@ public final class PerfCommand implements Callable<Integer> {
     @Option(names = "--iters", paramLabel = "N", description = "Round trips or messages per test and size "
         + "(default: from the size, for a short run).")
     private Long iters;
+
+    @Option(names = {"-D", "--duration"}, paramLabel = "SECONDS", description = "Measure each test and size for "
+        + "about this long (perftest's -D), its count sized from the warm-up's pace; excludes --iters; at most half "
+        + "of --timeout.")
+    private Double durationSeconds;
 
     @Option(names = "--warmup", paramLabel = "N",
         description = "Unmeasured iterations first (default: half, at most 5000).")
@@ -197,6 +207,10 @@ public final class PerfCommand implements Callable<Integer> {
                 sizeList.addAll(PerfConfig.DEFAULT_SIZES);
             }
             check(iters == null || iters > 0, "--iters must be positive");
+            check(durationSeconds == null || iters == null, "--duration and --iters exclude each other");
+            check(durationSeconds == null || Double.isFinite(durationSeconds) && durationSeconds > 0,
+                "--duration must be a positive number of seconds");
+            OutputFiles.check(json, plot);
             check(timeoutSeconds == null || Double.isFinite(timeoutSeconds), "--timeout must be a number of seconds");
             final long timeoutMs = timeoutSeconds == null ? PerfConfig.DEFAULT_TIMEOUT_MS
                 : Math.round(timeoutSeconds * 1000);
@@ -204,10 +218,28 @@ public final class PerfCommand implements Callable<Integer> {
             return new PerfConfig(role, nic, host, sidePort, kinds, sizeList, iters == null ? 0 : iters,
                 warmup == null ? -1 : warmup, burst == null ? PerfConfig.DEFAULT_BURST : burst, waitMode, verify,
                 faults, maxRd, !noBaselines, timeoutMs,
-                timeoutSeconds == null ? PerfConfig.DEFAULT_ACCEPT_MS : timeoutMs, json, plot, quiet);
+                timeoutSeconds == null ? PerfConfig.DEFAULT_ACCEPT_MS : timeoutMs, json, plot, quiet,
+                durationSeconds == null ? 0 : Math.max(1, Math.round(durationSeconds * 1000)), given());
         } catch (final IllegalArgumentException | DetException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }
+    }
+
+    /** The run options this command line gave (the others take their defaults, or at a server the client's). */
+    private Set<String> given() {
+        final ParseResult parsed = spec.commandLine().getParseResult();
+        final Set<String> given = new HashSet<>();
+        final String[][] options = {{"tests", "--tests"}, {"sizes", "--sizes"}, {"sizes", "--size"},
+            {"iters", "--iters"}, {"duration", "--duration"}, {"warmup", "--warmup"}, {"burst", "--burst"},
+            {"wait", "--wait"}, {"wait", "--poll"}, {"verify", "--verify"}, {"loss", "--loss"}, {"dup", "--dup"},
+            {"reorder", "--reorder"}, {"corrupt", "--corrupt"}, {"seed", "--seed"}, {"maxrd", "--max-rd"},
+            {"baselines", "--no-baselines"}};
+        for (final String[] option : options) {
+            if (parsed != null && parsed.hasMatchedOption(option[1])) {
+                given.add(option[0]);
+            }
+        }
+        return given;
     }
 
     private static void check(final boolean ok, final String message) {

@@ -4,6 +4,7 @@ import io.jdet.FaultPlan;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -29,11 +30,15 @@ import java.util.concurrent.TimeUnit;
  * @param json          where to write the JSON report, or null
  * @param plot          where to draw the PNG plot, or null
  * @param quiet         no progress lines on stderr
+ * @param durationMs    how long each measurement lasts ({@code --duration}), its count sized from the warm-up's
+ *                      pace; 0 for the default aim (or the fixed {@code iterations})
+ * @param given         the {@link RunOptions} keys given on this end's command line: a server refuses a client
+ *                      whose run options differ from these, and takes the client's for the others
  */
 public record PerfConfig(Role role, String nic, String host, int port, List<TestKind> tests, List<Integer> sizes,
                          long iterations, long warmup, int burst, boolean waitMode, boolean verify, FaultPlan faults,
                          int maxRd, boolean baselines, long timeoutMs, long acceptMs, Path json, Path plot,
-                         boolean quiet) {
+                         boolean quiet, long durationMs, Set<String> given) {
     /** det_perf's TCP port, used for the side channel unless {@code --port} says otherwise. */
     public static final int DEFAULT_PORT = 45248;
     /** The default NIC of the embedded run: UDP on loopback (with a fallback to the in-process fabric). */
@@ -50,6 +55,9 @@ public record PerfConfig(Role role, String nic, String host, int port, List<Test
     public static final long DEFAULT_ACCEPT_MS = TimeUnit.MINUTES.toMillis(5);
     /** The most messages a burst may hold: the send queue needs burst + 1 slots, at most 65536. */
     public static final int MAX_BURST = 65_535;
+
+    /** The cap of a measurement's count with {@code --duration}: the time decides, not the count. */
+    public static final long DURATION_CAP = 1_000_000_000L;
 
     private static final long LATENCY_BYTES = 64L << 20;
     private static final long BANDWIDTH_BYTES = 256L << 20;
@@ -74,6 +82,7 @@ public record PerfConfig(Role role, String nic, String host, int port, List<Test
         check(role != null, "no role");
         tests = List.copyOf(tests);
         sizes = List.copyOf(sizes);
+        given = Set.copyOf(given);
         check(!tests.isEmpty(), "--tests names no test");
         for (final TestKind kind : tests) {
             check(kind.jdet(), "--tests: " + kind.label() + " is a baseline, not a jdet test");
@@ -97,6 +106,11 @@ public record PerfConfig(Role role, String nic, String host, int port, List<Test
         if (role == Role.SERVER) {
             check(json == null && plot == null, "--json and --plot are written by the client: give them there");
         }
+        check(durationMs >= 0, "--duration must be positive");
+        check(durationMs == 0 || iterations == 0, "--duration and --iters exclude each other");
+        check(durationMs == 0 || durationMs >= 100 && durationMs * 2 <= timeoutMs,
+            "--duration must be in [0.1 s, half of --timeout]: the server waits at most --timeout for a phase");
+        check(RunOptions.KEYS.containsAll(given), "unknown run options " + given);
     }
 
     private static void check(final boolean ok, final String message) {
@@ -129,7 +143,8 @@ public record PerfConfig(Role role, String nic, String host, int port, List<Test
     }
 
     /**
-     * Iterations of a test at a size: the {@code --iters} value, else round trips for 64 MiB of latency traffic
+     * Iterations of a test at a size: the {@code --iters} value, else {@link #DURATION_CAP} with {@code --duration},
+     * else round trips for 64 MiB of latency traffic
      * (100 to 10000) or messages for 256 MiB of bandwidth traffic (256 to 20000), so every size takes a similar,
      * short time.
      *
@@ -140,6 +155,9 @@ public record PerfConfig(Role role, String nic, String host, int port, List<Test
     public long iterations(final TestKind kind, final int size) {
         if (iterations > 0) {
             return iterations;
+        }
+        if (durationMs > 0) {
+            return DURATION_CAP;
         }
         if (kind.latency()) {
             return Math.clamp(LATENCY_BYTES / size, 100, 10_000);
@@ -166,6 +184,19 @@ public record PerfConfig(Role role, String nic, String host, int port, List<Test
      */
     public int burst(final long messages) {
         return (int) Math.max(1, Math.min(burst, messages));
+    }
+
+    /**
+     * How long the client aims each measurement to last, sizing its count from the warm-up's pace.
+     *
+     * @return {@code --duration} in nanoseconds, else {@link Phases#MEASURE_BUDGET_NS} with automatic counts, else
+     *         0 (fixed counts)
+     */
+    public long measureNs() {
+        if (durationMs > 0) {
+            return TimeUnit.MILLISECONDS.toNanos(durationMs);
+        }
+        return iterations == 0 ? Phases.MEASURE_BUDGET_NS : 0;
     }
 
     /**

@@ -6,6 +6,7 @@ import io.jdet.perf.rig.BandwidthRig;
 import io.jdet.perf.rig.LatencyRig;
 import io.jdet.perf.rig.PingPong;
 import io.jdet.perf.rig.Stream;
+import io.jdet.perf.trust.Stability;
 import org.HdrHistogram.Histogram;
 
 import java.util.concurrent.TimeUnit;
@@ -19,7 +20,9 @@ import java.util.concurrent.TimeUnit;
  * {@link #WARM_BUDGET_NS}, or, in a test's first step, while the JIT compiles its path (and on two cores its
  * compiler threads compete with both busy ends), chunks of {@link #CHUNK_NS} until {@link #FIRST_WARM_NS} has
  * passed; the measurement aims at {@link #MEASURE_BUDGET_NS}. So the default run stays short on a slow link or a
- * loaded machine, and a fast test still runs its full count. Sequence numbers run on across phases.
+ * loaded machine, and a fast test still runs its full count ({@code --duration} replaces that aim and lifts the
+ * count's cap). Sequence numbers run on across phases. The client ends a step's phases with END; the server
+ * follows whatever phases it announces, so the client may measure an unstable step again.
  */
 final class Phases {
     /** The warm-up time of a step after its test's first. */
@@ -33,7 +36,7 @@ final class Phases {
     static final long FIRST_WARM_NS = TimeUnit.MILLISECONDS.toNanos(2500);
     /** The length of one warm-up chunk of a first step, so that each is sized from a recent pace. */
     static final long CHUNK_NS = TimeUnit.MILLISECONDS.toNanos(100);
-    /** The measuring time automatic sizing aims for. */
+    /** The measuring time automatic sizing aims for without {@code --duration}. */
     static final long MEASURE_BUDGET_NS = TimeUnit.MILLISECONDS.toNanos(600);
     /** The fewest measured iterations automatic sizing picks. */
     static final long MIN_MEASURED = 100;
@@ -61,7 +64,9 @@ final class Phases {
     }
 
     /**
-     * The client's ping-pong.
+     * The client's ping-pong. The measurement runs in two halves, each into its own histogram, so that its
+     * {@link Stability} can be judged; an unstable one is measured again once (the discarded round trips count as
+     * warm-up).
      *
      * @param step      the test and its counts (the most it may run)
      * @param end       this end
@@ -76,15 +81,28 @@ final class Phases {
         final long probeNs = LatencyRig.warm(pingPong, 0, probe);
         final Warmed warmed = warmUp(step, end, probe, probeNs, 1,
             (first, count) -> LatencyRig.warm(pingPong, first, count));
-        final long count = announce(side, MEASURE, measureCount(step, end, warmed));
-        final Histogram histogram = LatencyRig.newHistogram();
-        final long ns = LatencyRig.measure(pingPong, probe + warmed.count(), count, histogram);
-        return new LatencyResult(step.kind(), transport, step.size(), count, probe + warmed.count(), ns,
-            pingPong.polls(), histogram);
+        final long count = measureCount(step, end, warmed);
+        long first = probe + warmed.count();
+        for (int attempt = 1; ; attempt++) {
+            announce(side, MEASURE, count);
+            final Histogram early = LatencyRig.newHistogram();
+            final Histogram late = LatencyRig.newHistogram();
+            final long half = count / 2;
+            final long ns = LatencyRig.measure(pingPong, first, half, early)
+                + LatencyRig.measure(pingPong, first + half, count - half, late);
+            final Stability stability = Stability.ofLatency(early, late, attempt);
+            if (stability.stable() || attempt == Stability.MAX_ATTEMPTS) {
+                final Histogram all = early.copy();
+                all.add(late);
+                return new LatencyResult(step.kind(), transport, step.size(), count, first, ns, pingPong.polls(),
+                    all, stability, null);
+            }
+            first += count;
+        }
     }
 
     /**
-     * The server's ping-pong: it echoes each phase the client announces.
+     * The server's ping-pong: it echoes each phase the client announces, until the client's END.
      *
      * @param step     the test and its counts
      * @param end      this end
@@ -95,20 +113,17 @@ final class Phases {
         long total = probe(step);
         side.barrier("start");
         LatencyRig.respond(pingPong, 0, total);
-        while (true) {
-            final Message count = side.expect("COUNT");
+        for (Message count = nextPhase(side); count != null; count = nextPhase(side)) {
             final long n = count.number("n");
             side.barrier(count.text("phase"));
             LatencyRig.respond(pingPong, total, n);
             total += n;
-            if (MEASURE.equals(count.text("phase"))) {
-                return;
-            }
         }
     }
 
     /**
-     * The client's stream.
+     * The client's stream, measured in two halves of whole bursts (when it has two bursts or more) with each
+     * burst's time recorded, and measured again once if unstable.
      *
      * @param step      the test and its counts (the most it may run)
      * @param end       this end
@@ -124,15 +139,39 @@ final class Phases {
         final long probeNs = BandwidthRig.send(stream, 0, probe, burst);
         final Warmed warmed = warmUp(step, end, probe, probeNs, burst,
             (first, count) -> BandwidthRig.send(stream, first, count, burst));
-        final long count = announce(side, MEASURE, measureCount(step, end, warmed));
-        final long ns = BandwidthRig.send(stream, probe + warmed.count(), count, burst);
-        return new BandwidthResult(step.kind(), transport, step.size(), count, probe + warmed.count(), burst, ns,
-            stream.polls());
+        final long count = measureCount(step, end, warmed);
+        long first = probe + warmed.count();
+        for (int attempt = 1; ; attempt++) {
+            announce(side, MEASURE, count);
+            final Histogram bursts = LatencyRig.newHistogram();
+            final long half = count / 2 / burst * burst;
+            final long earlyNs = BandwidthRig.send(stream, first, half, burst, bursts);
+            final long lateNs = BandwidthRig.send(stream, first + half, count - half, burst, bursts);
+            final boolean halved = half > 0 && count - half > 0;
+            final Stability stability = Stability.ofStream(halved ? mbPerSec(half, step.size(), earlyNs) : Double.NaN,
+                halved ? mbPerSec(count - half, step.size(), lateNs) : Double.NaN, bursts, attempt);
+            if (stability.stable() || attempt == Stability.MAX_ATTEMPTS) {
+                return new BandwidthResult(step.kind(), transport, step.size(), count, first, burst,
+                    earlyNs + lateNs, stream.polls(), bursts, stability, null);
+            }
+            first += count;
+            final long pad = (burst - first % burst) % burst;
+            if (pad > 0) {
+                // One short, unmeasured burst up to the next burst boundary, where the next phase must start.
+                announce(side, WARM, pad);
+                stream.burst(first, (int) pad);
+                first += pad;
+            }
+        }
+    }
+
+    private static double mbPerSec(final long messages, final int size, final long ns) {
+        return ns <= 0 ? Double.NaN : messages * (double) size * 1e3 / ns;
     }
 
     /**
      * The server's stream: it gets ready for each phase the client announces (posting receives) before the phase's
-     * barrier, then takes part in it.
+     * barrier, then takes part in it, until the client's END.
      *
      * @param step   the test and its counts
      * @param end    this end
@@ -144,16 +183,28 @@ final class Phases {
         stream.expect(total);
         side.barrier("start");
         stream.receive(total, step.burst(), side);
-        while (true) {
-            final Message count = side.expect("COUNT");
+        for (Message count = nextPhase(side); count != null; count = nextPhase(side)) {
             total += count.number("n");
             stream.expect(total);
             side.barrier(count.text("phase"));
             stream.receive(total, step.burst(), side);
-            if (MEASURE.equals(count.text("phase"))) {
-                return;
-            }
         }
+    }
+
+    /**
+     * The next phase the client announces, or null at its END (the step's measuring is over).
+     *
+     * @param side the side channel
+     * @return the COUNT message, or null
+     * @throws PerfException if another message came
+     */
+    private static Message nextPhase(final SideChannel side) {
+        final Message message = side.receive();
+        return switch (message.verb()) {
+            case "COUNT" -> message;
+            case "END" -> null;
+            default -> throw new PerfException("side channel: expected COUNT or END, got " + message.verb());
+        };
     }
 
     /** The probe: part of the warm-up, a whole number of bursts for a stream. Both ends compute it alike. */
@@ -198,7 +249,7 @@ final class Phases {
         if (!end.adaptive()) {
             return step.iterations();
         }
-        return Math.clamp(MEASURE_BUDGET_NS / warmed.nsPerIteration(), Math.min(MIN_MEASURED, step.iterations()),
+        return Math.clamp(end.measureNs() / warmed.nsPerIteration(), Math.min(MIN_MEASURED, step.iterations()),
             step.iterations());
     }
 }

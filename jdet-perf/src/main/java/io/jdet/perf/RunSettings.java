@@ -44,9 +44,11 @@ public record RunSettings(boolean waitMode, boolean verify, int maxRd, long time
      *
      * @param hello the client's HELLO
      * @return its settings
+     * @throws PerfException if a field is missing or of the wrong type
+     * @throws io.jdet.DetException EINVAL if a fault rate is outside [0, 1]
      */
     public static RunSettings of(final Message hello) {
-        return new RunSettings(Boolean.parseBoolean(hello.text("wait")), Boolean.parseBoolean(hello.text("verify")),
+        return new RunSettings(hello.flag("wait"), hello.flag("verify"),
             (int) hello.number("maxrd"), hello.number("timeout"), new FaultPlan(hello.decimal("loss"),
             hello.decimal("dup"), hello.decimal("reorder"), hello.decimal("corrupt"), hello.number("seed")));
     }

@@ -6,11 +6,13 @@ import io.jdet.perf.rig.Pattern;
 
 import java.io.PrintWriter;
 import java.lang.foreign.Arena;
+import java.util.List;
 import java.util.Map;
 
 /**
- * The passive end: takes the client's settings, opens its NIC, and answers every TEST and BASE until BYE, when it
- * sends its NIC's counters back. A failure is reported to the client as an ERROR before it is rethrown.
+ * The passive end: checks the client's protocol version and run options (a run option given to the server must
+ * match the client's; the others are the client's), opens its NIC, and answers every TEST and BASE until BYE, when
+ * it sends its NIC's counters back. A failure is reported to the client as an ERROR before it is rethrown.
  */
 final class ServerDriver {
     private ServerDriver() {
@@ -23,25 +25,33 @@ final class ServerDriver {
      * @param side    the side channel, connected
      * @param abort   the run's abort flag
      * @param log     where to say what it does, or null to stay quiet
+     * @throws PerfException if the client speaks another protocol version, its run options differ from those the
+     *                       server was given, or the run fails
      */
     static void serve(final PerfConfig config, final SideChannel side, final Abort abort, final PrintWriter log) {
         try (Arena arena = Arena.ofConfined()) {
             final Message hello = side.expect("HELLO");
+            side.checkVersion(hello);
+            final List<String> conflicts = RunOptions.conflicts(config, hello);
+            if (!conflicts.isEmpty()) {
+                throw new PerfException("the client's run options differ from the server's ("
+                    + String.join("; ", conflicts) + "): give both ends the same run options, as perftest "
+                    + "requires, or give them to the client only");
+            }
             final RunSettings settings = RunSettings.of(hello);
             final int maxSize = (int) hello.number("maxsize");
             final String nicName = config.nicName() != null ? config.nicName()
                 : PerfRun.udpName(side.localAddress().getHostAddress());
             try (JdetPeer peer = JdetPeer.open(nicName, settings.deviceConfiguration(), config.loopFallback())) {
-                side.send(Message.of("WELCOME").with("nic", peer.opened()).with("address", peer.nic().address())
-                    .build());
+                side.send(Message.of("WELCOME").with("version", SideChannel.VERSION).with("nic", peer.opened())
+                    .with("address", peer.nic().address()).build());
                 if (log != null) {
-                    log.printf("client %s connected; serving on NIC %s (%s), %s%n",
+                    log.printf("client %s connected; serving on NIC %s (%s), %s; the client's run options: %s%n",
                         side.peerAddress().getHostAddress(), peer.opened(), peer.nic().address(),
-                        settings.waitMode() ? "wait" : "busy-poll");
+                        settings.waitMode() ? "wait" : "busy-poll", describe(hello));
                     log.flush();
                 }
-                final End end = new End(side, peer, settings, new Pattern(arena, maxSize), abort, "jdet",
-                    false);
+                final End end = new End(side, peer, settings, new Pattern(arena, maxSize), abort, "jdet", 0);
                 int served = 0;
                 while (true) {
                     final Message message = side.receive();
@@ -66,5 +76,16 @@ final class ServerDriver {
             side.sendError(e.getMessage() == null ? e.toString() : e.getMessage());
             throw e;
         }
+    }
+
+    /** The client's run options as a server log shows them. */
+    private static String describe(final Message hello) {
+        final StringBuilder text = new StringBuilder();
+        for (final String key : RunOptions.KEYS) {
+            if (hello.fields().containsKey(key)) {
+                text.append(text.isEmpty() ? "" : " ").append(key).append('=').append(hello.fields().get(key));
+            }
+        }
+        return text.toString();
     }
 }

@@ -4,10 +4,10 @@ import io.jdet.perf.rig.StopSignal;
 
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -15,23 +15,28 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The out-of-band TCP connection between the two ends, as det_perf's (port 45248 by default): the run's settings,
  * each test's queue pair numbers, NIC addresses, buffer addresses and remote keys, the baselines' ports, barriers,
  * and the end-of-test signal. Every read has the run's timeout.
+ *
+ * <p>On the wire each {@link Message} is one JSON object on one line (UTF-8, ended by a line feed), at most
+ * {@link #MAX_MESSAGE} bytes. The client's HELLO and the server's WELCOME carry {@link #VERSION}; each end refuses
+ * a peer of another version, so that two builds of the tool never misread each other's figures.
  */
 public final class SideChannel implements StopSignal, AutoCloseable {
     /** The verb of an error report: the receiving end fails with its text. */
     public static final String ERROR = "ERROR";
+    /** The protocol's version: 1 was the binary protocol before JSON, 2 is JSON lines. */
+    public static final long VERSION = 2;
+    /** The longest message accepted, in bytes. */
+    public static final int MAX_MESSAGE = 1 << 20;
 
     private final Socket socket;
     private final BufferedInputStream buffered;
-    private final DataInputStream in;
-    private final DataOutputStream out;
+    private final OutputStream out;
     private final int timeoutMs;
     private final String peerName;
 
@@ -42,8 +47,7 @@ public final class SideChannel implements StopSignal, AutoCloseable {
         socket.setTcpNoDelay(true);
         socket.setSoTimeout(this.timeoutMs);
         this.buffered = new BufferedInputStream(socket.getInputStream());
-        this.in = new DataInputStream(buffered);
-        this.out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
+        this.out = new BufferedOutputStream(socket.getOutputStream());
     }
 
     /**
@@ -121,12 +125,8 @@ public final class SideChannel implements StopSignal, AutoCloseable {
      */
     public void send(final Message message) {
         try {
-            out.writeUTF(message.verb());
-            out.writeShort(message.fields().size());
-            for (final Map.Entry<String, String> field : message.fields().entrySet()) {
-                out.writeUTF(field.getKey());
-                out.writeUTF(field.getValue());
-            }
+            out.write(message.toJson());
+            out.write('\n');
             out.flush();
         } catch (final IOException e) {
             throw new PerfException("the peer is gone (side channel: " + e.getMessage() + ")", e);
@@ -137,19 +137,14 @@ public final class SideChannel implements StopSignal, AutoCloseable {
      * Receives the next message.
      *
      * @return the message
-     * @throws PerfException on timeout, a closed connection, or an {@link #ERROR} from the peer (its message,
-     *                       prefixed with {@code server:} or {@code client:})
+     * @throws PerfException on timeout, a closed connection, a line that is not a message of this protocol, or an
+     *                       {@link #ERROR} from the peer (its message, prefixed with {@code server:} or
+     *                       {@code client:})
      */
     public Message receive() {
         final Message message;
         try {
-            final String verb = in.readUTF();
-            final int count = in.readUnsignedShort();
-            final Map<String, String> fields = new LinkedHashMap<>();
-            for (int i = 0; i < count; i++) {
-                fields.put(in.readUTF(), in.readUTF());
-            }
-            message = new Message(verb, fields);
+            message = Message.fromJson(readLine());
         } catch (final SocketTimeoutException e) {
             throw new PerfException("timed out after " + timeoutMs + " ms waiting for the peer", e);
         } catch (final EOFException e) {
@@ -158,9 +153,43 @@ public final class SideChannel implements StopSignal, AutoCloseable {
             throw new PerfException("the peer is gone (side channel: " + e.getMessage() + ")", e);
         }
         if (ERROR.equals(message.verb())) {
-            throw new PerfException(peerName + ": " + message.fields().getOrDefault("message", "failed"));
+            throw new PerfException(peerName + ": " + message.texts().getOrDefault("message", "failed"));
         }
         return message;
+    }
+
+    /** One line of JSON, without its line feed; an older peer's binary message fails at its first byte. */
+    private byte[] readLine() throws IOException {
+        final ByteArrayOutputStream line = new ByteArrayOutputStream(256);
+        for (int b = buffered.read(); b != '\n'; b = buffered.read()) {
+            if (b < 0) {
+                throw new EOFException();
+            }
+            if (line.size() == 0 && b != '{') {
+                throw new PerfException("side channel: the " + peerName + " does not speak version " + VERSION
+                    + " of the protocol (JSON lines); run the same jdet build at both ends");
+            }
+            if (line.size() == MAX_MESSAGE) {
+                throw new PerfException("side channel: a message longer than " + MAX_MESSAGE + " bytes");
+            }
+            line.write(b);
+        }
+        return line.toByteArray();
+    }
+
+    /**
+     * Checks the peer's protocol version, from its HELLO or WELCOME.
+     *
+     * @param message the HELLO or WELCOME
+     * @throws PerfException if the version is missing or not {@link #VERSION}
+     */
+    public void checkVersion(final Message message) {
+        final Object version = message.fields().get("version");
+        if (!(version instanceof Long v) || v != VERSION) {
+            throw new PerfException("side channel: the " + peerName + " speaks protocol version "
+                + (version == null ? "1 (or none)" : version) + ", this end " + VERSION
+                + "; run the same jdet build at both ends");
+        }
     }
 
     /**

@@ -21,7 +21,7 @@ class ConfigTest {
                                      final long iterations, final int burst) {
         return new PerfConfig(role, nic, host, 0, List.of(TestKind.LAT_SEND, TestKind.BW_WRITE, TestKind.BW_ATOMIC),
             List.of(8, 1 << 20), iterations, -1, burst, false, false, FaultPlan.NONE, 4, true, 30_000, 30_000, null,
-            null, true);
+            null, true, 0, java.util.Set.of());
     }
 
     @Test

@@ -64,6 +64,8 @@ class PerfToolTest {
             assertTrue(us.path("p50").asDouble() <= us.path("p99").asDouble(), figure::toString);
             assertTrue(us.path("p99").asDouble() <= us.path("p99.9").asDouble(), figure::toString);
             assertTrue(us.path("p99.9").asDouble() <= us.path("max").asDouble() * 1.001, figure::toString);
+            assertTrue(us.path("stdev").asDouble() >= 0, figure::toString);
+            assertTrusted(figure);
             final byte[] raw = Base64.getDecoder().decode(figure.path("histogram").asText());
             final Histogram histogram = Histogram.decodeFromCompressedByteBuffer(ByteBuffer.wrap(raw), 0);
             assertEquals(200, histogram.getTotalCount());
@@ -80,6 +82,9 @@ class PerfToolTest {
             assertTrue(figure.path("messagesPerSec").asDouble() > 0, figure::toString);
             final double mb = figure.path("messagesPerSec").asDouble() * figure.path("size").asInt() / 1e6;
             assertEquals(mb, figure.path("mbPerSec").asDouble(), mb * 1e-9);
+            // The fastest burst is at least as fast as the whole (its time per message is a lower bound).
+            assertTrue(figure.path("peakMbPerSec").asDouble() >= mb * 0.999, figure::toString);
+            assertTrusted(figure);
         }
         assertEquals(Set.of("bw-send@64", "bw-write@64", "bw-read@64", "bw-atomic@8", "udp-stream@64",
             "tcp-stream@64", "bw-send@4096", "bw-write@4096", "bw-read@4096", "udp-stream@4096", "tcp-stream@4096"),
@@ -89,6 +94,7 @@ class PerfToolTest {
         root.path("ratios").forEach(r -> ratios.add(r.path("name").asText() + "@" + r.path("size").asInt()));
         assertEquals(14, ratios.size(), ratios::toString);
         root.path("ratios").forEach(r -> assertTrue(r.path("value").asDouble() > 0, r::toString));
+        root.path("ratios").forEach(r -> assertTrue(r.path("comparable").asBoolean() && r.has("trusted")));
         assertEquals(3, root.path("targets").size());
         assertEquals(15, root.path("setupCosts").size());
         root.path("setupCosts").forEach(c -> assertTrue(c.path("usec").asDouble() >= 0, c::toString));
@@ -116,8 +122,36 @@ class PerfToolTest {
             "--iters", "100", "--burst", "16", "--loss", "0.02", "--dup", "0.02", "--reorder", "0.02", "--corrupt",
             "0.02", "--seed", "7");
         assertEquals(0, run.status(), run::describe);
-        assertTrue(run.out().contains("faults injected"), run::describe);
+        assertTrue(run.out().contains("faults injected by jdet's links: 2% of jdet's frames dropped, 2% sent twice, "
+            + "2% held back behind the next one, 2% corrupted; seed 7"), run::describe);
         assertTrue(!run.out().contains("UDP ping-pong"), run::describe);
+        assertTrue(!run.out().contains("FaultPlan[") && !run.out().contains("not met"), run::describe);
+        assertTrue(run.out().contains("These ratios compare unlike things"), run::describe);
+    }
+
+    @Test
+    void shouldMeasureForADurationAndCarryItToTheJson() throws IOException {
+        final Path json = dir.resolve("duration.json");
+        final Run run = Run.of("perf", "--nic", "loop", "--sizes", "64", "--tests", "lat-send,bw-write",
+            "--no-baselines", "-D", "0.2", "--json", json.toString());
+        assertEquals(0, run.status(), run::describe);
+        final JsonNode root = new ObjectMapper().readTree(json.toFile());
+        assertEquals(1, root.path("latency").size());
+        assertEquals(1, root.path("bandwidth").size());
+        assertTrue(root.path("latency").get(0).path("iterations").asLong() >= 100, root::toString);
+        assertTrue(root.path("bandwidth").get(0).path("messages").asLong() >= 100, root::toString);
+    }
+
+    /** A figure says whether it can be trusted, why, and the machine's load before and after its step. */
+    private static void assertTrusted(final JsonNode figure) {
+        assertTrue(figure.path("trusted").isBoolean(), figure::toString);
+        final JsonNode stability = figure.path("stability");
+        assertTrue(stability.path("attempts").asInt() >= 1 && stability.path("attempts").asInt() <= 2,
+            figure::toString);
+        assertEquals(stability.path("stable").asBoolean(), stability.path("reasons").isEmpty(), figure::toString);
+        final JsonNode load = figure.path("load");
+        assertTrue(load.path("busy").isBoolean() && load.has("before") && load.has("after"), figure::toString);
+        assertTrue(load.path("before").has("load1") && load.path("after").has("cpuTicks"), figure::toString);
     }
 
     @Test

@@ -36,7 +36,7 @@ class ServerClientTest {
                                      final Path json) {
         return new PerfConfig(role, "loop:server-client", host, port, List.of(TestKind.values()).stream()
             .filter(TestKind::jdet).toList(), List.of(100, 3000), 60, -1, 12, true, true, FaultPlan.NONE, 2, true,
-            20_000, 20_000, json, null, true);
+            20_000, 20_000, json, null, true, 0, java.util.Set.of());
     }
 
     @Test

@@ -1,6 +1,9 @@
 package io.jdet.perf.report;
 
 import io.jdet.perf.TestKind;
+import io.jdet.perf.trust.Stability;
+import io.jdet.perf.trust.StepLoad;
+import org.HdrHistogram.Histogram;
 
 /**
  * A stream's figures.
@@ -13,9 +16,37 @@ import io.jdet.perf.TestKind;
  * @param burst     messages per burst
  * @param elapsedNs wall time of the measured messages, to the last burst's delivery
  * @param polls     completion-queue polls or channel reads made by the sending end
+ * @param bursts    each measured burst's nanoseconds per message
+ * @param stability how the measurement's halves and bursts compare
+ * @param load      the machine's load around the step, or null where not sampled
  */
 public record BandwidthResult(TestKind kind, String transport, int size, long messages, long warmup, int burst,
-                              long elapsedNs, long polls) implements Figure {
+                              long elapsedNs, long polls, Histogram bursts, Stability stability, StepLoad load)
+    implements Figure {
+
+    @Override
+    public BandwidthResult withLoad(final StepLoad stepLoad) {
+        return new BandwidthResult(kind, transport, size, messages, warmup, burst, elapsedNs, polls, bursts,
+            stability, stepLoad);
+    }
+
+    /**
+     * The peak message rate: the fastest burst's (perftest's "peak"; the average is {@link #messagesPerSec()}).
+     *
+     * @return messages per second
+     */
+    public double peakMessagesPerSec() {
+        return bursts.getTotalCount() == 0 ? messagesPerSec() : 1e9 / bursts.getMinValue();
+    }
+
+    /**
+     * The peak byte rate: the fastest burst's.
+     *
+     * @return megabytes (10^6 bytes) per second
+     */
+    public double peakMbPerSec() {
+        return peakMessagesPerSec() * size / 1e6;
+    }
 
     /**
      * det_perf's figure.

@@ -1,27 +1,38 @@
 package io.jdet.perf.report;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.jdet.FaultPlan;
 import io.jdet.perf.PerfException;
+import io.jdet.perf.trust.CpuTimes;
+import io.jdet.perf.trust.LoadSample;
+import io.jdet.perf.trust.Stability;
+import io.jdet.perf.trust.StepLoad;
 import org.HdrHistogram.Histogram;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Base64;
 import java.util.Map;
 import java.util.OptionalDouble;
+import java.util.TreeMap;
 
 /**
- * The JSON report: the run's conditions, then every figure with the conditions it was measured under, the
- * jdet/baseline ratios, the targets, det_perf's setup costs and the NICs' protocol counters. Each latency figure
- * carries its raw HdrHistogram (compressed, Base64, as HdrHistogram's log format stores it) so that any other
- * percentile can be computed later.
+ * The JSON report, written with Jackson: the run's conditions and warnings, then every figure with the conditions it
+ * was measured under (the machine's load around its step, its stability), the jdet/baseline ratios, the targets,
+ * det_perf's setup costs and the NICs' protocol counters. Each latency figure carries its raw HdrHistogram
+ * (compressed, Base64, as HdrHistogram's log format stores it) so that any other percentile can be computed later.
+ * A number that is not finite, or not known, is written as {@code null}. {@code docs/PERF-JSON.md} documents every
+ * field.
  */
 public final class JsonReport {
-    /** The report's format version. */
-    public static final int FORMAT = 1;
+    /** The report's format version: 2 added the load, stability, peak and standard deviation fields. */
+    public static final int FORMAT = 2;
+
+    private static final ObjectMapper MAPPER = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
     private JsonReport() {
     }
@@ -35,7 +46,7 @@ public final class JsonReport {
      */
     public static void write(final Results results, final Path file) {
         try {
-            Files.writeString(file, render(results), StandardCharsets.UTF_8);
+            MAPPER.writeValue(file.toFile(), tree(results));
         } catch (final IOException e) {
             throw new PerfException("cannot write " + file + ": " + e.getMessage(), e);
         }
@@ -48,93 +59,180 @@ public final class JsonReport {
      * @return the JSON text
      */
     public static String render(final Results results) {
+        try {
+            return MAPPER.writeValueAsString(tree(results)) + "\n";
+        } catch (final IOException e) {
+            throw new IllegalStateException("a tree of plain values always serializes", e);
+        }
+    }
+
+    /**
+     * The report as a JSON tree.
+     *
+     * @param results the run's figures
+     * @return the root object
+     */
+    public static ObjectNode tree(final Results results) {
         final RunInfo info = results.info();
-        final JsonWriter json = new JsonWriter().beginObject()
-            .field("tool", "jdet perf").field("format", FORMAT).field("totalSeconds", results.totalSeconds());
-        json.name("conditions");
-        conditions(json, info);
-        json.name("latency").beginArray();
+        final ObjectNode root = MAPPER.createObjectNode().put("tool", "jdet perf").put("format", FORMAT);
+        number(root, "totalSeconds", results.totalSeconds());
+        conditions(root.putObject("conditions"), info);
+        final ArrayNode warnings = root.putArray("warnings");
+        results.warnings().forEach(warnings::add);
+        final ArrayNode latency = root.putArray("latency");
         for (final LatencyResult r : results.latencies()) {
-            json.beginObject().field("test", r.kind().label()).field("transport", r.transport())
-                .field("size", r.size()).field("iterations", r.iterations()).field("warmup", r.warmup());
-            figureConditions(json, info, r.kind().jdet());
-            json.field("elapsedNs", r.elapsedNs()).field("polls", r.polls())
-                .field("usecPerMsg", r.usecPerMsg()).field("mbPerSec", r.mbPerSec());
-            json.name("oneWayUs").beginObject().field("min", r.minUs())
-                .field("mean", r.histogram().getMean() / 1e3).field("p50", r.percentileUs(50))
-                .field("p90", r.percentileUs(90)).field("p99", r.percentileUs(99))
-                .field("p99.9", r.percentileUs(99.9)).field("max", r.maxUs()).endObject();
-            json.field("histogram", encode(r.histogram())).endObject();
+            final ObjectNode f = latency.addObject().put("test", r.kind().label()).put("transport", r.transport())
+                .put("size", r.size()).put("iterations", r.iterations()).put("warmup", r.warmup());
+            figureConditions(f, info, r.kind().jdet());
+            f.put("elapsedNs", r.elapsedNs()).put("polls", r.polls());
+            number(f, "usecPerMsg", r.usecPerMsg());
+            number(f, "mbPerSec", r.mbPerSec());
+            final ObjectNode us = f.putObject("oneWayUs");
+            number(us, "min", r.minUs());
+            number(us, "mean", r.meanUs());
+            number(us, "stdev", r.stdevUs());
+            number(us, "p50", r.percentileUs(50));
+            number(us, "p90", r.percentileUs(90));
+            number(us, "p99", r.percentileUs(99));
+            number(us, "p99.9", r.percentileUs(99.9));
+            number(us, "max", r.maxUs());
+            f.put("histogram", encode(r.histogram()));
+            trust(f, r);
         }
-        json.endArray().name("bandwidth").beginArray();
+        final ArrayNode bandwidth = root.putArray("bandwidth");
         for (final BandwidthResult r : results.bandwidths()) {
-            json.beginObject().field("test", r.kind().label()).field("transport", r.transport())
-                .field("size", r.size()).field("messages", r.messages()).field("warmup", r.warmup())
-                .field("burst", r.burst());
-            figureConditions(json, info, r.kind().jdet());
-            json.field("elapsedNs", r.elapsedNs()).field("polls", r.polls()).field("usecPerMsg", r.usecPerMsg())
-                .field("messagesPerSec", r.messagesPerSec()).field("mbPerSec", r.mbPerSec()).endObject();
+            final ObjectNode f = bandwidth.addObject().put("test", r.kind().label()).put("transport", r.transport())
+                .put("size", r.size()).put("messages", r.messages()).put("warmup", r.warmup())
+                .put("burst", r.burst());
+            figureConditions(f, info, r.kind().jdet());
+            f.put("elapsedNs", r.elapsedNs()).put("polls", r.polls());
+            number(f, "usecPerMsg", r.usecPerMsg());
+            number(f, "messagesPerSec", r.messagesPerSec());
+            number(f, "mbPerSec", r.mbPerSec());
+            number(f, "peakMessagesPerSec", r.peakMessagesPerSec());
+            number(f, "peakMbPerSec", r.peakMbPerSec());
+            trust(f, r);
         }
-        json.endArray().name("ratios").beginArray();
+        final ArrayNode ratios = root.putArray("ratios");
         for (final int size : info.sizes()) {
             for (final Comparisons.Ratio ratio : Comparisons.RATIOS) {
                 final OptionalDouble value = ratio.at(results, size);
                 if (value.isPresent()) {
-                    json.beginObject().field("name", ratio.name()).field("jdet", ratio.jdet().label())
-                        .field("baseline", ratio.baseline().label()).field("size", size)
-                        .field("metric", ratio.jdet().latency() ? "median one-way us" : "MB/s")
-                        .field("value", value.getAsDouble()).endObject();
+                    final ObjectNode r = ratios.addObject().put("name", ratio.name())
+                        .put("jdet", ratio.jdet().label()).put("baseline", ratio.baseline().label())
+                        .put("size", size).put("metric", ratio.jdet().latency() ? "median one-way us" : "MB/s");
+                    number(r, "value", value.getAsDouble());
+                    r.put("trusted", ratio.trusted(results, size)).put("comparable", Comparisons.comparable(results));
                 }
             }
         }
-        json.endArray().name("targets").beginArray();
+        final ArrayNode targets = root.putArray("targets");
         for (final Comparisons.Target target : Comparisons.targets(results)) {
-            json.beginObject().field("name", target.name()).field("status", target.status())
-                .field("details", target.details()).endObject();
+            targets.addObject().put("name", target.name()).put("status", target.status())
+                .put("details", target.details()).put("trusted", target.trusted());
         }
-        json.endArray().name("setupCosts").beginArray();
+        final ArrayNode costs = root.putArray("setupCosts");
         for (final SetupCost cost : results.setupCosts()) {
-            json.beginObject().field("name", cost.name()).field("usec", cost.usec()).field("pages", cost.pages())
-                .field("usecPerPage", cost.usecPerPage()).endObject();
+            final ObjectNode c = costs.addObject().put("name", cost.name());
+            number(c, "usec", cost.usec());
+            c.put("pages", cost.pages());
+            number(c, "usecPerPage", cost.usecPerPage());
         }
-        json.endArray().name("counters").beginObject();
-        for (final Map.Entry<String, Map<String, Long>> end : results.counters().entrySet()) {
-            json.name(end.getKey()).beginObject();
-            end.getValue().entrySet().stream().sorted(Map.Entry.comparingByKey())
-                .forEach(c -> json.field(c.getKey(), c.getValue()));
-            json.endObject();
+        final ObjectNode counters = root.putObject("counters");
+        for (final Map.Entry<String, Map<String, Long>> end : new TreeMap<>(results.counters()).entrySet()) {
+            final ObjectNode e = counters.putObject(end.getKey());
+            new TreeMap<>(end.getValue()).forEach(e::put);
         }
-        return json.endObject().endObject().text();
+        return root;
     }
 
-    private static void conditions(final JsonWriter json, final RunInfo info) {
-        json.beginObject().field("role", info.role()).field("nicRequested", info.nicRequested())
-            .field("nicUsed", info.nicUsed()).field("localAddress", info.localAddress())
-            .field("peerAddress", info.peerAddress()).field("note", info.note()).field("mode", info.mode())
-            .field("verify", info.verify()).field("maxRd", info.maxRd()).field("burst", info.burst())
-            .field("baselineHost", info.baselineHost());
+    private static void conditions(final ObjectNode json, final RunInfo info) {
+        json.put("role", info.role()).put("nicRequested", info.nicRequested()).put("nicUsed", info.nicUsed())
+            .put("localAddress", info.localAddress()).put("peerAddress", info.peerAddress()).put("note", info.note())
+            .put("mode", info.mode()).put("verify", info.verify()).put("maxRd", info.maxRd())
+            .put("burst", info.burst()).put("baselineHost", info.baselineHost());
         faults(json, info.faults());
-        json.name("sizes").beginArray();
-        info.sizes().forEach(json::value);
-        json.endArray().name("tests").beginArray();
-        info.tests().forEach(json::value);
-        json.endArray().field("java", info.java()).field("os", info.os()).field("cpus", info.cpus())
-            .field("startedAt", info.startedAt()).endObject();
+        final ArrayNode sizes = json.putArray("sizes");
+        info.sizes().forEach(sizes::add);
+        final ArrayNode tests = json.putArray("tests");
+        info.tests().forEach(tests::add);
+        json.put("java", info.java()).put("os", info.os()).put("cpus", info.cpus()).put("startedAt", info.startedAt());
     }
 
     /** The conditions of one figure: the polling mode, verification, and the faults (jdet figures only). */
-    private static void figureConditions(final JsonWriter json, final RunInfo info, final boolean jdet) {
-        json.field("mode", info.mode()).field("verify", info.verify());
+    private static void figureConditions(final ObjectNode json, final RunInfo info, final boolean jdet) {
+        json.put("mode", info.mode()).put("verify", info.verify());
         if (jdet) {
-            json.field("maxRd", info.maxRd());
+            json.put("maxRd", info.maxRd());
         }
         faults(json, jdet ? info.faults() : FaultPlan.NONE);
     }
 
-    private static void faults(final JsonWriter json, final FaultPlan faults) {
-        json.name("faults").beginObject().field("loss", faults.lossRate()).field("dup", faults.duplicateRate())
-            .field("reorder", faults.reorderRate()).field("corrupt", faults.corruptRate())
-            .field("seed", faults.seed()).endObject();
+    private static void faults(final ObjectNode json, final FaultPlan faults) {
+        json.putObject("faults").put("loss", faults.lossRate()).put("dup", faults.duplicateRate())
+            .put("reorder", faults.reorderRate()).put("corrupt", faults.corruptRate()).put("seed", faults.seed())
+            .put("description", FaultWords.describe(faults));
+    }
+
+    /** Whether a figure can be trusted: its stability, and the machine's load around its step. */
+    private static void trust(final ObjectNode json, final Figure figure) {
+        json.put("trusted", figure.trusted());
+        final Stability s = figure.stability();
+        final ObjectNode stability = json.putObject("stability").put("stable", s.stable())
+            .put("attempts", s.attempts());
+        number(stability, "early", s.early());
+        number(stability, "late", s.late());
+        number(stability, "spread", s.spread());
+        final ArrayNode reasons = stability.putArray("reasons");
+        s.reasons().forEach(reasons::add);
+        final StepLoad load = figure.load();
+        if (load == null) {
+            json.putNull("load");
+            return;
+        }
+        final ObjectNode l = json.putObject("load").put("busy", load.busy());
+        final ArrayNode busy = l.putArray("reasons");
+        load.busyReasons().forEach(busy::add);
+        number(l, "cpuWaitPercent", load.cpuWaitPercent());
+        number(l, "stealPercent", load.stealPercent());
+        number(l, "cpuBusyPercent", load.cpuBusyPercent());
+        l.put("cpus", load.cpus());
+        sample(l.putObject("before"), load.before());
+        sample(l.putObject("after"), load.after());
+    }
+
+    private static void sample(final ObjectNode json, final LoadSample sample) {
+        number(json, "load1", sample.load1());
+        number(json, "load5", sample.load5());
+        number(json, "load15", sample.load15());
+        if (sample.runnable() >= 0) {
+            json.put("runnable", sample.runnable());
+        } else {
+            json.putNull("runnable");
+        }
+        number(json, "cpuWaitAvg10", sample.cpuWaitAvg10());
+        if (sample.cpuWaitTotalUs() >= 0) {
+            json.put("cpuWaitTotalUs", sample.cpuWaitTotalUs());
+        } else {
+            json.putNull("cpuWaitTotalUs");
+        }
+        final CpuTimes cpu = sample.cpu();
+        if (cpu == null) {
+            json.putNull("cpuTicks");
+        } else {
+            json.putObject("cpuTicks").put("user", cpu.user()).put("nice", cpu.nice()).put("system", cpu.system())
+                .put("idle", cpu.idle()).put("iowait", cpu.iowait()).put("irq", cpu.irq())
+                .put("softirq", cpu.softirq()).put("steal", cpu.steal());
+        }
+    }
+
+    /** A number, or null when it is not finite. */
+    private static void number(final ObjectNode json, final String name, final double value) {
+        if (Double.isFinite(value)) {
+            json.put(name, value);
+        } else {
+            json.putNull(name);
+        }
     }
 
     private static String encode(final Histogram histogram) {

@@ -1,6 +1,8 @@
 package io.jdet.perf.report;
 
 import io.jdet.perf.TestKind;
+import io.jdet.perf.trust.Stability;
+import io.jdet.perf.trust.StepLoad;
 import org.HdrHistogram.Histogram;
 
 /**
@@ -14,9 +16,36 @@ import org.HdrHistogram.Histogram;
  * @param elapsedNs  wall time of the measured round trips
  * @param polls      completion-queue polls or channel reads made by the measuring end
  * @param histogram  one-way times in nanoseconds, one per measured round trip
+ * @param stability  how the measurement's halves and spread compare
+ * @param load       the machine's load around the step, or null where not sampled
  */
 public record LatencyResult(TestKind kind, String transport, int size, long iterations, long warmup,
-                            long elapsedNs, long polls, Histogram histogram) implements Figure {
+                            long elapsedNs, long polls, Histogram histogram, Stability stability, StepLoad load)
+    implements Figure {
+
+    @Override
+    public LatencyResult withLoad(final StepLoad stepLoad) {
+        return new LatencyResult(kind, transport, size, iterations, warmup, elapsedNs, polls, histogram, stability,
+            stepLoad);
+    }
+
+    /**
+     * The mean one-way time.
+     *
+     * @return microseconds
+     */
+    public double meanUs() {
+        return histogram.getMean() / 1e3;
+    }
+
+    /**
+     * The standard deviation of the one-way times.
+     *
+     * @return microseconds
+     */
+    public double stdevUs() {
+        return histogram.getStdDeviation() / 1e3;
+    }
 
     /**
      * det_perf's figure: wall time over twice the round trips.

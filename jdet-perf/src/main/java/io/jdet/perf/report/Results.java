@@ -13,8 +13,10 @@ public final class Results {
     private final RunInfo info;
     private final List<LatencyResult> latencies = new ArrayList<>();
     private final List<BandwidthResult> bandwidths = new ArrayList<>();
+    private final List<Figure> figures = new ArrayList<>();
     private final List<SetupCost> setupCosts = new ArrayList<>();
     private final Map<String, Map<String, Long>> counters = new LinkedHashMap<>();
+    private final List<String> warnings = new ArrayList<>();
     private double totalSeconds;
 
     /**
@@ -32,6 +34,7 @@ public final class Results {
      * @param figure a ping-pong's or a stream's figures
      */
     public void add(final Figure figure) {
+        figures.add(figure);
         switch (figure) {
             case LatencyResult latency -> latencies.add(latency);
             case BandwidthResult bandwidth -> bandwidths.add(bandwidth);
@@ -56,6 +59,33 @@ public final class Results {
      */
     public void counters(final String end, final Map<String, Long> snapshot) {
         counters.put(end, Map.copyOf(snapshot));
+    }
+
+    /**
+     * Records a warning about the whole run (a busy machine before it, for example).
+     *
+     * @param warning the warning, in words
+     */
+    public void warning(final String warning) {
+        warnings.add(warning);
+    }
+
+    /**
+     * The run's warnings.
+     *
+     * @return them, in the order recorded
+     */
+    public List<String> warnings() {
+        return List.copyOf(warnings);
+    }
+
+    /**
+     * Every figure, in the order measured.
+     *
+     * @return the ping-pongs and the streams
+     */
+    public List<Figure> figures() {
+        return List.copyOf(figures);
     }
 
     /**
