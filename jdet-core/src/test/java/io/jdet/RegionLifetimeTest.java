@@ -94,7 +94,9 @@ class RegionLifetimeTest {
      */
     @Test
     void shouldFailSendWhenSourceIsDeregisteredBeforeItIsResent() {
-        final Configuration slowRetries = new Configuration().rnrRetryCount(1000).rnrDelayUs(1000);
+        // The retry waits a second after the NAK, so no resend (read from the region while it was still registered,
+        // and rightly delivered) can be on its way when the region is deregistered, even on a loaded machine.
+        final Configuration slowRetries = new Configuration().rnrRetryCount(1000).rnrDelayUs(1_000_000);
         try (Loopback pair = Loopback.open(new Loopback.Options().configuration(slowRetries))) {
             final MemorySegment source = pair.arena.allocate(64);
             source.set(ValueLayout.JAVA_LONG, 0, PATTERN);
