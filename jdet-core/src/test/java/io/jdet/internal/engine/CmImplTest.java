@@ -290,7 +290,8 @@ class CmImplTest {
         }
         assertTrue(!connected.isDone(), "a stranger's answer is not the peer's");
         raw.send(Frame.OP_CM_ACCEPT, 0, RAW_QP, id + 1, SERVICE, 0, 0, 0, new byte[0]); // an id never sent
-        awaitCounter("cm.ignored", ignored + 3);
+        raw.send(Frame.OP_CM_REJECT, 0, RAW_QP, id + 1, SERVICE, 0, 0, CmImpl.NO_LISTENER, new byte[0]);
+        awaitCounter("cm.ignored", ignored + 4);
 
         raw.send(Frame.OP_CM_ACCEPT, 0, RAW_QP, id, SERVICE, CmWire.pack(100, 200), CmWire.pack(9, 1), 0,
             bytes("acc"));
@@ -304,12 +305,12 @@ class CmImplTest {
             bytes("acc")); // the confirmation was lost: confirmed again
         assertEquals(qp.number(), raw.await(Frame.OP_CM_READY, id).srcQp());
         raw.send(Frame.OP_CM_REJECT, 0, RAW_QP, id, SERVICE, 0, 0, CmImpl.REJECTED_BY_PEER, new byte[0]);
-        awaitCounter("cm.ignored", ignored + 4);
+        awaitCounter("cm.ignored", ignored + 5);
         assertEquals(QpState.CONNECTED, qp.query().state(), "a late rejection changes nothing");
 
         runTimerAt(System.nanoTime() + CmRetry.LINGER_NS + 1); // the exchange is forgotten
         raw.send(Frame.OP_CM_ACCEPT, 0, RAW_QP, id, SERVICE, 0, 0, 0, new byte[0]);
-        awaitCounter("cm.ignored", ignored + 5);
+        awaitCounter("cm.ignored", ignored + 6);
         assertEquals(0, raw.count(Frame.OP_CM_READY, id));
     }
 
@@ -344,6 +345,32 @@ class CmImplTest {
         raw.send(Frame.OP_CM_ACCEPT, 0, RAW_QP, id, SERVICE, 0, 0, 0, new byte[0]);
         assertEquals(Errno.EINVAL, failed.join().errno());
         assertEquals(QpState.ERROR, qp.query().state(), "not connected by the late acceptance");
+        assertEquals(0, raw.count(Frame.OP_CM_READY, id), "nothing confirmed");
+    }
+
+    @Test
+    void shouldNotConnectWhenAnAcceptanceFollowsTheRejection() {
+        final CompletableFuture<DetException> refused = CompletableFuture.supplyAsync(
+            () -> assertThrows(DetException.class, () -> cm.connect(raw.address(), SERVICE, qp, null, LONG_MS)));
+        final int id = raw.await("a request", r -> r.opcode() == Frame.OP_CM_REQUEST).msgId();
+        final long ignored = counter("cm.ignored");
+        // Back to back: the engine takes both before the connecting thread runs again.
+        raw.send(Frame.OP_CM_REJECT, 0, RAW_QP, id, SERVICE, 0, 0, CmImpl.REJECTED_BY_PEER, new byte[0]);
+        raw.send(Frame.OP_CM_ACCEPT, 0, RAW_QP, id, SERVICE, 0, 0, 0, new byte[0]);
+        assertEquals(Errno.ECONNREFUSED, refused.join().errno());
+        awaitCounter("cm.ignored", ignored + 1);
+        assertEquals(QpState.IDLE, qp.query().state(), "a refused connection stays refused");
+        assertEquals(0, raw.count(Frame.OP_CM_READY, id));
+    }
+
+    @Test
+    void shouldFailConnectWithEinvalWhenQueuePairIsDestroyedWhileConnecting() {
+        final CompletableFuture<DetException> failed = CompletableFuture.supplyAsync(
+            () -> assertThrows(DetException.class, () -> cm.connect(raw.address(), SERVICE, qp, null, LONG_MS)));
+        final int id = raw.await("a request", r -> r.opcode() == Frame.OP_CM_REQUEST).msgId();
+        qp.close();
+        raw.send(Frame.OP_CM_ACCEPT, 0, RAW_QP, id, SERVICE, 0, 0, 0, new byte[0]);
+        assertEquals(Errno.EINVAL, failed.join().errno());
         assertEquals(0, raw.count(Frame.OP_CM_READY, id), "nothing confirmed");
     }
 
@@ -395,6 +422,42 @@ class CmImplTest {
         raw.send(Frame.OP_CM_DISCONNECT, 0, RAW_QP, 8, 0x7F_FFFF, 0, 0, 0, new byte[0]); // no such queue pair
         raw.await(Frame.OP_CM_DISCONNECT_REPLY, 8);
         assertEquals(QpState.IDLE, qp.query().state());
+    }
+
+    @Test
+    void shouldNotDisconnectWhenTheQueuePairNumberIsStale() {
+        connectToRaw();
+        final int stale = qp.number() ^ 0x0100_0000; // the same table index, another generation
+        raw.send(Frame.OP_CM_DISCONNECT, 0, RAW_QP, 9, stale, 0, 0, 0, new byte[0]);
+        raw.await(Frame.OP_CM_DISCONNECT_REPLY, 9); // answered as for a queue pair that is gone
+        assertEquals(QpState.CONNECTED, qp.query().state(), "the live queue pair is not the stale one");
+    }
+
+    @Test
+    void shouldReturnWhenBothEndsDisconnectAtOnce() throws Exception {
+        connectToRaw();
+        final CompletableFuture<Void> done = CompletableFuture.runAsync(() -> cm.disconnect(qp, LONG_MS));
+        final CmRawPeer.Received ask = raw.await("a disconnect", r -> r.opcode() == Frame.OP_CM_DISCONNECT);
+        raw.send(Frame.OP_CM_DISCONNECT, 0, RAW_QP, 21, qp.number(), 0, 0, 0, new byte[0]); // crossing requests
+        done.get(LONG_MS, TimeUnit.MILLISECONDS);
+        assertEquals(QpState.IDLE, qp.query().state());
+        raw.await(Frame.OP_CM_DISCONNECT_REPLY, 21);
+        final long ignored = counter("cm.ignored");
+        raw.send(Frame.OP_CM_DISCONNECT_REPLY, 0, RAW_QP, ask.msgId(), qp.number(), 0, 0, 0, new byte[0]);
+        awaitCounter("cm.ignored", ignored + 1); // the request was dropped once the peer closed first
+    }
+
+    @Test
+    void shouldCountLinkBusyAndLoseTheAnswerWhenPeerRingIsFull() {
+        try (CmRawPeer full = new CmRawPeer(nic.address(), 8)) {
+            full.stopTaking();
+            for (int i = 0; i < 20; i++) {
+                full.request(300 + i, SERVICE, 1, 4, 4, new byte[0]); // nobody listens: each is refused
+            }
+            awaitCounter("cm.received", 20);
+            assertTrue(counter("link.busy") >= 12, "8 answers fit, the rest found no room: " + nic.counters());
+            assertEquals(8, full.count(Frame.OP_CM_REJECT));
+        }
     }
 
     @Test
