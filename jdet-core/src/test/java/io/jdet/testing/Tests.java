@@ -27,8 +27,12 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 /** Bounded waits and small assertions shared by the verbs tests. Every wait has a deadline; none spins forever. */
 public final class Tests {
-    /** How long any single wait for protocol progress may take before the test fails. */
-    public static final Duration TIMEOUT = Duration.ofSeconds(10);
+    /**
+     * How long any single wait for protocol progress may take before the test fails: 10 s, or the system property
+     * {@code jdet.test.timeoutMs} (the mutation profile sets 5 s, so that a mutant that stalls the protocol fails
+     * its test before PIT's own limit kills the whole test JVM).
+     */
+    public static final Duration TIMEOUT = Duration.ofMillis(Long.getLong("jdet.test.timeoutMs", 10_000));
 
     /** The counter of failures the engine caught, in {@link Nic#counters()}. */
     public static final String ENGINE_ERRORS = "engine.errors";
