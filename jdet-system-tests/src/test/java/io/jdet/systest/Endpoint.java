@@ -100,6 +100,24 @@ final class Endpoint implements AutoCloseable {
     }
 
     /**
+     * Waits until the queue pair reaches a state.
+     *
+     * @param state     the state
+     * @param timeoutMs the most to wait
+     * @throws AssertionError if it does not reach it in time
+     */
+    void awaitState(final io.jdet.QpState state, final long timeoutMs) {
+        final long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+        while (qp.query().state() != state) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError(qp + " not in " + state + " within " + timeoutMs + " ms but in "
+                    + qp.query().state());
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(50_000); // the progress thread does the work
+        }
+    }
+
+    /**
      * Fails if the NIC's progress thread caught a failure ({@code engine.errors}): the engine must survive bad
      * input and dead peers because it answers them, not because an exception was swallowed.
      *
