@@ -170,6 +170,7 @@ class ConcurrencyTest {
             runAll(tasks);
             assertEquals(total, seen.size());
             Tests.assertSameBytes(pair.bufA, pair.bufB);
+            Tests.assertEngineHealthy(pair.nicA, pair.nicB);
         }
     }
 
@@ -227,6 +228,7 @@ class ConcurrencyTest {
             assertEquals(connections * addsEach, sum, "every fetch-and-add saw its own original value");
             assertEquals(connections * addsEach, all.cardinality());
             assertEquals(connections * addsEach, all.nextClearBit(0), "the originals are 0 .. n-1");
+            Tests.assertEngineHealthy(fixture.nicA, fixture.nicB);
         }
     }
 
@@ -292,6 +294,7 @@ class ConcurrencyTest {
                 return null;
             };
             runAll(List.of(receiver, sender));
+            Tests.assertEngineHealthy(pair.nicA, pair.nicB);
         }
     }
 

@@ -367,6 +367,7 @@ class FaultInjectionTest {
         return java.util.Arrays.stream(batch, 0, n).map(Tests::copy).toList();
     }
 
+    /** Asserts that faults were injected and that neither engine caught a failure meanwhile. */
     private static void assertFaultsInjected(final Loopback pair) {
         long faults = 0;
         for (final Map<String, Long> counters : List.of(pair.nicA.counters(), pair.nicB.counters())) {
@@ -374,5 +375,6 @@ class FaultInjectionTest {
                 + counters.get("fault.reordered") + counters.get("fault.corrupted");
         }
         assertTrue(faults > 0, "faults were injected: " + pair.nicA.counters() + " " + pair.nicB.counters());
+        Tests.assertEngineHealthy(pair.nicA, pair.nicB); // the faults were absorbed by the protocol, not caught
     }
 }

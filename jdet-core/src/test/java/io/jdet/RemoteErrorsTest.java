@@ -289,6 +289,7 @@ class RemoteErrorsTest {
             assertEquals(WcStatus.RETRY_EXCEEDED, wcs.get(0).status());
             assertEquals(WcStatus.FLUSHED, wcs.get(1).status());
             assertEquals(QpState.ERROR, qp.query().state());
+            Tests.assertEngineHealthy(nicA);
         }
     }
 

@@ -21,7 +21,8 @@ import java.util.List;
 /**
  * Two ends on a fabric of their own: NIC A and NIC B of one device, each with an event queue, a protection domain,
  * a completion queue (shared by both work queues), a queue pair and a registered buffer; the queue pairs are
- * connected to each other unless the options say otherwise. Closing it closes the device, then frees the memory.
+ * connected to each other unless the options say otherwise. Closing it closes the device, then frees the memory,
+ * and fails the test if either NIC's engine caught a failure meanwhile ({@code engine.errors}).
  */
 public final class Loopback implements AutoCloseable {
     /** Every right a region can have. */
@@ -241,12 +242,22 @@ public final class Loopback implements AutoCloseable {
         return Tests.pollOne(cqA);
     }
 
+    /**
+     * Closes the device, then frees the memory; then fails if either NIC's progress thread caught a failure while
+     * the fixture was open (see {@link Tests#assertEngineHealthy}), so that no test passes because the engine
+     * swallowed an exception.
+     */
     @Override
     public void close() {
+        final long errorsA = nicA == null ? 0 : Tests.engineErrors(nicA);
+        final long errorsB = nicB == null ? 0 : Tests.engineErrors(nicB);
         try {
             det.close();
         } finally {
             arena.close();
+        }
+        if (errorsA + errorsB != 0) {
+            throw new AssertionError("the engine caught " + errorsA + " failure(s) at A and " + errorsB + " at B");
         }
     }
 }

@@ -5,6 +5,7 @@ import io.jdet.DetException;
 import io.jdet.Errno;
 import io.jdet.EventQueue;
 import io.jdet.EventRecord;
+import io.jdet.Nic;
 import io.jdet.WorkCompletion;
 import org.junit.jupiter.api.function.Executable;
 
@@ -26,8 +27,15 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 /** Bounded waits and small assertions shared by the verbs tests. Every wait has a deadline; none spins forever. */
 public final class Tests {
-    /** How long any single wait for protocol progress may take before the test fails. */
-    public static final Duration TIMEOUT = Duration.ofSeconds(10);
+    /**
+     * How long any single wait for protocol progress may take before the test fails: 10 s, or the system property
+     * {@code jdet.test.timeoutMs} (the mutation profile sets 5 s, so that a mutant that stalls the protocol fails
+     * its test before PIT's own limit kills the whole test JVM).
+     */
+    public static final Duration TIMEOUT = Duration.ofMillis(Long.getLong("jdet.test.timeoutMs", 10_000));
+
+    /** The counter of failures the engine caught, in {@link Nic#counters()}. */
+    public static final String ENGINE_ERRORS = "engine.errors";
 
     private static final AtomicLong FABRICS = new AtomicLong();
 
@@ -209,6 +217,32 @@ public final class Tests {
                 fail("timed out waiting until " + what);
             }
             LockSupport.parkNanos(50_000);
+        }
+    }
+
+    /**
+     * How many failures a NIC's progress thread caught and survived ({@code engine.errors}): each one is a bug the
+     * engine hid, since bad input from the application or the network must be answered by an errno, a completion
+     * status or a counted drop, never by an exception in the engine.
+     *
+     * @param nic an open NIC
+     * @return the count
+     */
+    public static long engineErrors(final Nic nic) {
+        return nic.counters().get(ENGINE_ERRORS);
+    }
+
+    /**
+     * Asserts that no NIC's progress thread caught a failure: the engine survived because nothing failed in it,
+     * not because an exception was swallowed.
+     *
+     * @param nics open NICs
+     */
+    public static void assertEngineHealthy(final Nic... nics) {
+        for (final Nic nic : nics) {
+            final java.util.Map<String, Long> counters = nic.counters();
+            assertEquals(0L, counters.get(ENGINE_ERRORS), () -> "the progress thread of " + nic.address()
+                + " caught a failure; counters " + counters);
         }
     }
 

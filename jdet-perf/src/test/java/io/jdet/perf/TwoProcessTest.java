@@ -18,12 +18,14 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * {@code --server} in a child JVM and {@code --client} in this one. Two processes need a network link: the
- * in-process fabric cannot cross them, so the test is skipped until {@code udp:127.0.0.1} opens.
+ * in-process fabric cannot cross them, so the test needs {@code udp:127.0.0.1} (see {@link #requireUdp}).
  */
 class TwoProcessTest {
     private static final Pattern LISTENING = Pattern.compile("listening on TCP port (\\d+)");
@@ -43,10 +45,32 @@ class TwoProcessTest {
         }
     }
 
+    /**
+     * Two processes need the UDP link: without it the test is skipped with the reason, except in CI
+     * ({@code CI=true}), where a skip would pass silently, so it fails.
+     *
+     * @param available whether {@code udp:127.0.0.1} opens
+     * @param ci        whether the tests run in CI
+     */
+    static void requireUdp(final boolean available, final boolean ci) {
+        final String why = "udp:127.0.0.1 gives ENODEV (no IPv4 loopback here?), and loop is in-process only, so "
+            + "two processes cannot talk";
+        if (!available && ci) {
+            fail(why + ": CI=true, where this test must run rather than be skipped");
+        }
+        assumeTrue(available, "skipped: " + why + " (with CI=true this fails instead)");
+    }
+
+    @Test
+    void shouldFailInCiAndSkipElsewhereWhenUdpIsMissing() {
+        assertThrows(org.opentest4j.AssertionFailedError.class, () -> requireUdp(false, true));
+        assertThrows(org.opentest4j.TestAbortedException.class, () -> requireUdp(false, false));
+        requireUdp(true, true);
+    }
+
     @Test
     void shouldRunServerAndClientInTwoProcessesOverUdp() throws Exception {
-        assumeTrue(udpAvailable(), "skipped: udp:127.0.0.1 gives ENODEV (the UDP link has not landed in "
-            + "jdet-core yet), and loop is in-process only, so two processes cannot talk");
+        requireUdp(udpAvailable(), "true".equalsIgnoreCase(System.getenv("CI")));
         final String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         final Process server = new ProcessBuilder(javaBin, "--enable-native-access=ALL-UNNAMED", "-cp",
             System.getProperty("java.class.path"), Main.class.getName(), "perf", "--server", "--port", "0",

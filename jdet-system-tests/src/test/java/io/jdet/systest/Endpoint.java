@@ -24,6 +24,9 @@ final class Endpoint implements AutoCloseable {
     static final int ALL_RIGHTS = Access.LOCAL_READ | Access.LOCAL_WRITE | Access.REMOTE_READ | Access.REMOTE_WRITE
         | Access.REMOTE_ATOMIC;
 
+    /** The counter of failures the engine caught, in {@link Nic#counters()}. */
+    static final String ENGINE_ERRORS = "engine.errors";
+
     final Nic nic;
     final ProtectionDomain pd;
     final CompletionQueue sendCq;
@@ -96,8 +99,45 @@ final class Endpoint implements AutoCloseable {
         return got;
     }
 
+    /**
+     * Waits until the queue pair reaches a state.
+     *
+     * @param state     the state
+     * @param timeoutMs the most to wait
+     * @throws AssertionError if it does not reach it in time
+     */
+    void awaitState(final io.jdet.QpState state, final long timeoutMs) {
+        final long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+        while (qp.query().state() != state) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError(qp + " not in " + state + " within " + timeoutMs + " ms but in "
+                    + qp.query().state());
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(50_000); // the progress thread does the work
+        }
+    }
+
+    /**
+     * Fails if the NIC's progress thread caught a failure ({@code engine.errors}): the engine must survive bad
+     * input and dead peers because it answers them, not because an exception was swallowed.
+     *
+     * @throws AssertionError if the count is not 0
+     */
+    void assertEngineHealthy() {
+        final java.util.Map<String, Long> counters = nic.counters();
+        if (counters.get(ENGINE_ERRORS) != 0) {
+            throw new AssertionError("the progress thread of " + nic.address() + " caught a failure; counters "
+                + counters);
+        }
+    }
+
+    /**
+     * Closes everything, then fails if the engine caught a failure while the endpoint was open (see
+     * {@link #assertEngineHealthy()}).
+     */
     @Override
     public void close() {
+        final long engineErrors = nic.counters().get(ENGINE_ERRORS);
         qp.close();
         region.close();
         sendCq.close();
@@ -105,5 +145,8 @@ final class Endpoint implements AutoCloseable {
         pd.close();
         nic.close();
         arena.close();
+        if (engineErrors != 0) {
+            throw new AssertionError("the engine of " + nic.address() + " caught " + engineErrors + " failure(s)");
+        }
     }
 }

@@ -41,6 +41,8 @@ class FaultyUdpInProcessTest {
             assertTrue(counters.get("fault.dropped") > 0 && counters.get("fault.duplicated") > 0
                 && counters.get("fault.corrupted") > 0 && counters.get("fault.reordered") > 0, counters.toString());
             assertTrue(server.nic.counters().get("link.rx.bad_crc") > 0, server.nic.counters().toString());
+            client.assertEngineHealthy();
+            server.assertEngineHealthy();
             System.out.println("client " + counters);
             System.out.println("server " + server.nic.counters());
         }

@@ -77,6 +77,7 @@ public final class PeerMain {
                     System.exit(2);
                 }
             }
+            e.assertEngineHealthy(); // exits 1 otherwise, which the parent test reports
             out.println("OK " + e.nic.counters());
             out.flush();
         } catch (final Throwable t) {
@@ -97,11 +98,13 @@ public final class PeerMain {
             e.qp.recv(r, e.at(VerbsWorkload.RECV_AREA + (long) r * VerbsWorkload.SLOT, VerbsWorkload.SLOT), 1);
         }
         final var batch = new io.jdet.WorkCompletion[] {new io.jdet.WorkCompletion()};
-        while (true) {
+        final long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(LIFETIME_MS);
+        while (System.nanoTime() - deadline < 0) {
             if (e.recvCq.poll(batch) > 0 && batch[0].status() != WcStatus.SUCCESS) {
                 return;
             }
             Thread.onSpinWait();
         }
+        throw new IllegalStateException("the sink was neither killed nor disconnected within " + LIFETIME_MS + " ms");
     }
 }

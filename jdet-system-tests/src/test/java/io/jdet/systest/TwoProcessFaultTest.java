@@ -36,6 +36,7 @@ class TwoProcessFaultTest {
                     && c.get("fault.reordered") > 0, c.toString());
                 assertTrue(c.get("link.rx.bad_crc") > 0, "the peer's corrupted frames were dropped: " + c);
                 assertEquals(0, c.get("wr.flushed"), c.toString());
+                assertEquals(0, c.get(Endpoint.ENGINE_ERRORS), c.toString()); // the server checked its own
             }
         }
     }

@@ -43,8 +43,12 @@ class RigTest {
 
         @Override
         public void receive(final long seq) {
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (inbox.get() != seq) {
                 polls++;
+                if (System.nanoTime() - deadline > 0) {
+                    throw new AssertionError("the peer did not answer " + seq + " within 10 s");
+                }
                 Thread.onSpinWait();
             }
         }
