@@ -175,7 +175,7 @@ class CmImplTest {
         assertEquals(CmImpl.NO_LISTENER, raw.await(Frame.OP_CM_REJECT, 2).length());
         assertEquals(CmImpl.NO_LISTENER, raw.await(Frame.OP_CM_REJECT, 3).length());
         listener.close(); // twice does nothing
-        assertErrno(Errno.EAGAIN, () -> listener.take(0), "closed");
+        assertThrows(IllegalStateException.class, () -> listener.take(0), "closed, as every closed object");
         assertEquals(SERVICE, listener.serviceId());
         assertTrue(listener.toString().contains(String.valueOf(SERVICE)));
         try (ConnectionListener again = cm.listen(SERVICE)) { // the service id is free again
@@ -186,7 +186,7 @@ class CmImplTest {
     }
 
     @Test
-    void shouldWakeWaiterWithEagainWhenListenerClosesUnderIt() throws Exception {
+    void shouldWakeWaiterWithIllegalStateWhenListenerClosesUnderIt() throws Exception {
         final ConnectionListener listener = cm.listen(SERVICE);
         final CompletableFuture<ConnectionRequest> taking = CompletableFuture.supplyAsync(
             () -> listener.take(LONG_MS));
@@ -194,7 +194,7 @@ class CmImplTest {
         listener.close();
         final ExecutionException e = assertThrows(ExecutionException.class,
             () -> taking.get(LONG_MS, TimeUnit.MILLISECONDS));
-        assertEquals(Errno.EAGAIN, assertInstanceOf(DetException.class, e.getCause()).errno());
+        assertInstanceOf(IllegalStateException.class, e.getCause(), "the listener closed under the waiter");
     }
 
     @Test
@@ -249,14 +249,13 @@ class CmImplTest {
     }
 
     @Test
-    void shouldTruncatePrivateDataAndDropMisaddressedFramesWhenPeerSendsMalformedOnes() {
+    void shouldRejectOversizedPrivateDataAndDropMisaddressedFramesWhenPeerSendsMalformedOnes() {
         try (ConnectionListener listener = cm.listen(SERVICE)) {
             final byte[] big = new byte[ConnectionManager.MAX_PRIVATE_DATA + 44];
             java.util.Arrays.fill(big, (byte) 7);
             raw.request(8, SERVICE, 1, 4, 4, big);
-            final ConnectionRequest request = listener.take(LONG_MS);
-            assertEquals(ConnectionManager.MAX_PRIVATE_DATA, request.privateData().length, "at most 256 bytes");
-            request.reject(null);
+            assertEquals(CmImpl.MALFORMED, raw.await(Frame.OP_CM_REJECT, 8).length(), "more than 256 bytes: malformed");
+            assertErrno(Errno.ETIMEDOUT, () -> listener.take(0), "a malformed request reaches no listener");
 
             final long badHeader = counter("rx.bad_header");
             raw.send(Frame.OP_CM_REQUEST, 42, 1, 9, SERVICE, 0, 0, 0, new byte[0]); // not to queue pair 0
