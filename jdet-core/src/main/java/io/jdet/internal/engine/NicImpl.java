@@ -553,7 +553,10 @@ public final class NicImpl implements Nic, FrameHandler {
             return;
         }
         if (qp.state == QpState.ERROR) {
-            if (opcode != Frame.OP_DISCONNECT && opcode != Frame.OP_NAK && opcode != Frame.OP_ACK) {
+            // Any frame but the peer's own NAK or DISCONNECT (those get no answer, so two queue pairs in ERROR never
+            // trade frames) is answered, one for one, with this side's NAK or DISCONNECT again: the first may have
+            // met a full ring or been lost, and an ACK may be all the peer still sends while it waits for a response.
+            if (opcode != Frame.OP_DISCONNECT && opcode != Frame.OP_NAK) {
                 qp.reannounceError();
             }
             return;

@@ -15,10 +15,9 @@ import java.util.Map;
  * present when {@code Configuration.capture} names a file: without it, links are not wrapped and pay nothing.
  * Same threading as the wrapped link.
  */
-public final class CaptureLink implements Link, FrameHandler {
+public final class CaptureLink extends ForwardingLink implements FrameHandler {
     private static final FrameGather EMPTY = new FrameGather(0);
 
-    private final Link inner;
     private final PcapngWriter writer;
     private final int iface;
     private final boolean udp;
@@ -36,7 +35,7 @@ public final class CaptureLink implements Link, FrameHandler {
      * @throws io.jdet.DetException EINVAL if the file cannot be written
      */
     public CaptureLink(final Link inner, final String file) {
-        this.inner = inner;
+        super(inner);
         this.writer = PcapngWriter.open(file);
         this.iface = writer.addInterface(inner.address());
         this.udp = inner.address().startsWith("udp:");
@@ -61,30 +60,10 @@ public final class CaptureLink implements Link, FrameHandler {
         return udp ? UdpAddress.handlePort(peer) : PcapngWriter.FABRIC_PORT;
     }
 
-    @Override
-    public String address() {
-        return inner.address();
-    }
 
-    @Override
-    public int mtu() {
-        return inner.mtu();
-    }
 
-    @Override
-    public boolean checksummed() {
-        return inner.checksummed();
-    }
 
-    @Override
-    public long resolve(final String address) {
-        return inner.resolve(address);
-    }
 
-    @Override
-    public String describe(final long peer) {
-        return inner.describe(peer);
-    }
 
     @Override
     public boolean send(final long peer, final MemorySegment header, final int headerLength,
@@ -116,15 +95,7 @@ public final class CaptureLink implements Link, FrameHandler {
         downstream.onFrame(frame, length, peer);
     }
 
-    @Override
-    public void await(final long timeoutNs) {
-        inner.await(timeoutNs);
-    }
 
-    @Override
-    public void wakeup() {
-        inner.wakeup();
-    }
 
     @Override
     public void addCounters(final Map<String, Long> counters) {

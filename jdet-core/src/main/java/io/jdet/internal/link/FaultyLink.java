@@ -13,10 +13,9 @@ import java.util.SplittableRandom;
  * was computed, so the receiver must drop the frame). Faulty frames are staged in the wrapper's own memory, never
  * in registered memory. Allocation free.
  */
-public final class FaultyLink implements Link {
+public final class FaultyLink extends ForwardingLink {
     private static final FrameGather EMPTY = new FrameGather(0);
 
-    private final Link inner;
     private final FaultPlan plan;
     private final SplittableRandom random;
     private final Arena arena = Arena.ofShared();
@@ -36,37 +35,17 @@ public final class FaultyLink implements Link {
      * @param plan  the faults to inject
      */
     public FaultyLink(final Link inner, final FaultPlan plan) {
-        this.inner = inner;
+        super(inner);
         this.plan = plan;
         this.random = new SplittableRandom(plan.seed());
         this.staging = arena.allocate(inner.mtu(), 8);
         this.held = arena.allocate(inner.mtu(), 8);
     }
 
-    @Override
-    public String address() {
-        return inner.address();
-    }
 
-    @Override
-    public int mtu() {
-        return inner.mtu();
-    }
 
-    @Override
-    public boolean checksummed() {
-        return inner.checksummed();
-    }
 
-    @Override
-    public long resolve(final String address) {
-        return inner.resolve(address);
-    }
 
-    @Override
-    public String describe(final long peer) {
-        return inner.describe(peer);
-    }
 
     @Override
     public boolean send(final long peer, final MemorySegment header, final int headerLength,
@@ -119,15 +98,7 @@ public final class FaultyLink implements Link {
         return inner.receive(handler, max);
     }
 
-    @Override
-    public void await(final long timeoutNs) {
-        inner.await(timeoutNs);
-    }
 
-    @Override
-    public void wakeup() {
-        inner.wakeup();
-    }
 
     @Override
     public void addCounters(final Map<String, Long> counters) {

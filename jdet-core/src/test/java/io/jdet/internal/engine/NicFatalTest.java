@@ -18,9 +18,7 @@ import io.jdet.ResourceType;
 import io.jdet.WcStatus;
 import io.jdet.WorkCompletion;
 import io.jdet.internal.link.FabricLink;
-import io.jdet.internal.link.FrameGather;
-import io.jdet.internal.link.FrameHandler;
-import io.jdet.internal.link.Link;
+import io.jdet.internal.link.ForwardingLink;
 import io.jdet.internal.wire.Frame;
 import io.jdet.testing.HostilePeer;
 import io.jdet.testing.Loopback;
@@ -29,9 +27,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -53,12 +49,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class NicFatalTest {
 
     /** A fabric link whose await throws, once, what the test arms it with. */
-    private static final class FailingLink implements Link {
-        private final FabricLink inner;
+    private static final class FailingLink extends ForwardingLink {
         private volatile Throwable armed;
 
         FailingLink(final String fabric) {
-            inner = new FabricLink(fabric, 65_000, 256);
+            super(new FabricLink(fabric, 65_000, 256));
         }
 
         void arm(final Throwable failure) {
@@ -77,52 +72,6 @@ class NicFatalTest {
                 throw (RuntimeException) failure;
             }
             inner.await(timeoutNs);
-        }
-
-        @Override
-        public String address() {
-            return inner.address();
-        }
-
-        @Override
-        public int mtu() {
-            return inner.mtu();
-        }
-
-        @Override
-        public long resolve(final String address) {
-            return inner.resolve(address);
-        }
-
-        @Override
-        public String describe(final long peer) {
-            return inner.describe(peer);
-        }
-
-        @Override
-        public boolean send(final long peer, final MemorySegment header, final int headerLength,
-                            final FrameGather payload) {
-            return inner.send(peer, header, headerLength, payload);
-        }
-
-        @Override
-        public int receive(final FrameHandler handler, final int max) {
-            return inner.receive(handler, max);
-        }
-
-        @Override
-        public void wakeup() {
-            inner.wakeup();
-        }
-
-        @Override
-        public void addCounters(final Map<String, Long> counters) {
-            inner.addCounters(counters);
-        }
-
-        @Override
-        public void close() {
-            inner.close();
         }
     }
 

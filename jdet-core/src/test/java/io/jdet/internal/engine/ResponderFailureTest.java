@@ -72,7 +72,8 @@ class ResponderFailureTest {
      */
     @Test
     void shouldFailReadWhenItsRegionIsDeregisteredWhileTheResponseWaits() {
-        final Configuration smallRing = new Configuration().loopRingFrames(8).windowFrames(64).ackTimeoutMs(2000);
+        final Configuration smallRing = new Configuration().loopRingFrames(8).windowFrames(64)
+            .ackTimeoutMs(120_000); // no give-up while a loaded machine fills the ring: the NAK must arrive
         try (Loopback pair = Loopback.open(new Loopback.Options().configuration(smallRing).bufferBytes(4 << 20))) {
             final int length = 32 * (((NicImpl) pair.nicB).maxPayload);
             final MemorySegment source = pair.arena.allocate(length, 64);
@@ -90,15 +91,11 @@ class ResponderFailureTest {
                 nicA.lock.unlock();
             }
 
-            // B's NAK goes out when A's ring has room; if A's ring is still full then, the NAK is lost (control frames
-            // are not queued on a busy link) and A gives up on the read after the ack timeout instead. Either way the
-            // read fails, and no byte read after the deregistration reaches A.
+            // B's NAK may meet A's full ring and be lost; A's acknowledgement of the frames it drained then reaches B
+            // in ERROR, which repeats the NAK.
             final WorkCompletion wc = Tests.pollOne(pair.cqA);
-            if (wc.status() == WcStatus.PROTECTION_ERR) {
-                assertEvents(pair, EventCode.INVALID_RDMA_KEY);
-            } else {
-                assertEquals(WcStatus.RETRY_EXCEEDED, wc.status(), "never SUCCESS: " + wc);
-            }
+            assertEquals(WcStatus.PROTECTION_ERR, wc.status(), "never SUCCESS: " + wc);
+            assertEvents(pair, EventCode.INVALID_RDMA_KEY);
             final long leaked = pair.bufA.asSlice(0, length).elements(ValueLayout.JAVA_BYTE)
                 .filter(b -> b.get(ValueLayout.JAVA_BYTE, 0) == 0x22).count();
             assertEquals(0, leaked, "bytes read after the deregistration reached A");

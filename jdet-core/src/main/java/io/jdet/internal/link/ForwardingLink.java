@@ -1,0 +1,78 @@
+package io.jdet.internal.link;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Map;
+
+/**
+ * A link that hands every call to another: the base of the wrappers that add to a carrying link (fault injection,
+ * capture), which override only what they change. Same threading as the wrapped link.
+ */
+public abstract class ForwardingLink implements Link {
+    /** The link that really carries the frames. */
+    protected final Link inner;
+
+    /**
+     * Wraps a link.
+     *
+     * @param inner the link that carries the frames
+     */
+    protected ForwardingLink(final Link inner) {
+        this.inner = inner;
+    }
+
+    @Override
+    public String address() {
+        return inner.address();
+    }
+
+    @Override
+    public int mtu() {
+        return inner.mtu();
+    }
+
+    @Override
+    public boolean checksummed() {
+        return inner.checksummed();
+    }
+
+    @Override
+    public long resolve(final String address) {
+        return inner.resolve(address);
+    }
+
+    @Override
+    public String describe(final long peer) {
+        return inner.describe(peer);
+    }
+
+    @Override
+    public boolean send(final long peer, final MemorySegment header, final int headerLength,
+                        final FrameGather payload) {
+        return inner.send(peer, header, headerLength, payload);
+    }
+
+    @Override
+    public int receive(final FrameHandler handler, final int max) {
+        return inner.receive(handler, max);
+    }
+
+    @Override
+    public void await(final long timeoutNs) {
+        inner.await(timeoutNs);
+    }
+
+    @Override
+    public void wakeup() {
+        inner.wakeup();
+    }
+
+    @Override
+    public void addCounters(final Map<String, Long> counters) {
+        inner.addCounters(counters);
+    }
+
+    @Override
+    public void close() {
+        inner.close();
+    }
+}
