@@ -1,6 +1,6 @@
 package io.jdet;
 
-import io.jdet.internal.engine.DeviceImpl;
+import io.jdet.internal.verbs.DeviceImpl;
 
 /**
  * The jdet device ({@code det_open}): the root of every other object. Closing it closes everything opened

@@ -1,5 +1,7 @@
 package io.jdet.internal.link;
 
+import io.jdet.internal.wire.FrameCrc;
+
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicLong;

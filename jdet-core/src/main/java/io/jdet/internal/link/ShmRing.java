@@ -1,5 +1,7 @@
 package io.jdet.internal.link;
 
+import io.jdet.internal.wire.FrameCrc;
+
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

@@ -1,6 +1,6 @@
 package io.jdet.internal.wire;
 
-import io.jdet.internal.link.FrameCrc;
+import io.jdet.internal.wire.FrameCrc;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

@@ -1,5 +1,7 @@
 package io.jdet.internal.link;
 
+import io.jdet.internal.wire.FrameCrc;
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 

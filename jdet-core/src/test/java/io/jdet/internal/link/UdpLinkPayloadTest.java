@@ -1,5 +1,6 @@
 package io.jdet.internal.link;
 
+import io.jdet.internal.wire.FrameCrc;
 import io.jdet.testing.Tests;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

@@ -1,0 +1,525 @@
+package io.jdet.internal.cm;
+
+import io.jdet.ConnectionListener;
+import io.jdet.ConnectionManager;
+import io.jdet.ConnectionRejectedException;
+import io.jdet.DetException;
+import io.jdet.Errno;
+import io.jdet.EventCode;
+import io.jdet.QpState;
+import io.jdet.QueuePair;
+import io.jdet.internal.protocol.PeerValues;
+import io.jdet.internal.verbs.NicImpl;
+import io.jdet.internal.verbs.QpImpl;
+import io.jdet.internal.wire.Frame;
+
+import java.lang.foreign.MemorySegment;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.function.BooleanSupplier;
+
+/**
+ * A NIC's connection manager. Its frames are unsequenced and addressed to queue pair 0; every request (connect,
+ * accept, disconnect) is retransmitted on the NIC's timer until answered, and every answer is repeated when a
+ * request repeats. All state is guarded by the engine lock; callers wait on a condition of that lock while the
+ * NIC's progress thread runs the protocol.
+ */
+final class CmImpl implements ConnectionManager {
+    /** Reject reason: the application rejected the request. */
+    static final int REJECTED_BY_PEER = 1;
+    /** Reject reason: nobody listens on the service id (or its backlog is full). */
+    static final int NO_LISTENER = 2;
+    /** Reject reason: the request was malformed (a max_or or max_ir out of range, queue pair 0, too much data). */
+    static final int MALFORMED = 3;
+    /** Requests remembered at most; beyond it a refusal is answered without being remembered (a flood of
+     *  requests cannot grow memory without bound). */
+    static final int MAX_REMEMBERED = 4096;
+
+    private final NicImpl nic;
+    private final CmWire wire;
+    private final Condition changed;
+    private final Map<Integer, CmListener> listeners = new HashMap<>();
+    private final Map<PeerId, CmRequest> incoming = new HashMap<>();
+    private final Map<Integer, CmOutgoing> connects = new HashMap<>();
+    private final Map<Integer, CmOutgoing> disconnects = new HashMap<>();
+
+    /** A request as its sender names it: the sender's link handle and its connection id. */
+    private record PeerId(long peer, int id) {
+    }
+
+    CmImpl(final NicImpl nic) {
+        this.nic = nic;
+        this.wire = new CmWire(nic);
+        this.changed = nic.lock.newCondition();
+    }
+
+    // ---------------------------------------------------------------- API
+
+    @Override
+    public ConnectionListener listen(final int serviceId) {
+        nic.lock.lock();
+        try {
+            nic.checkOpen();
+            if (listeners.containsKey(serviceId)) {
+                throw new DetException(Errno.EEXIST, "this NIC listens on service " + serviceId + " already");
+            }
+            final CmListener listener = new CmListener(this, serviceId);
+            listeners.put(serviceId, listener);
+            return listener;
+        } finally {
+            nic.lock.unlock();
+        }
+    }
+
+    CmRequest take(final CmListener listener, final long timeoutMs) {
+        nic.lock.lock();
+        try {
+            final boolean ready = await(() -> listener.closed || !listener.queue.isEmpty(), timeoutMs);
+            if (listener.closed) {
+                throw new IllegalStateException("listener closed");
+            }
+            if (!ready) {
+                throw new DetException(Errno.ETIMEDOUT, "no connection request within " + timeoutMs + " ms");
+            }
+            return listener.queue.poll();
+        } finally {
+            nic.lock.unlock();
+        }
+    }
+
+    void unlisten(final CmListener listener) {
+        nic.lock.lock();
+        try {
+            if (listener.closed) {
+                return;
+            }
+            listener.closed = true;
+            listeners.remove(listener.serviceId());
+            for (final CmRequest r : listener.queue) {
+                r.state = CmRequest.REJECTED;
+                r.reason = NO_LISTENER;
+                r.retry = new CmRetry(nic.minRtoNs, System.nanoTime());
+                r.retry.finish(System.nanoTime());
+                sendAnswer(r);
+            }
+            listener.queue.clear();
+            changed.signalAll();
+        } finally {
+            nic.lock.unlock();
+        }
+    }
+
+    @Override
+    public byte[] connect(final String remoteAddress, final int serviceId, final QueuePair queuePair,
+                          final byte[] privateData, final long timeoutMs) {
+        final byte[] data = checkData(privateData, timeoutMs);
+        nic.lock.lock();
+        try {
+            nic.checkOpen();
+            nic.checkAlive();
+            final QpImpl qp = idleQp(queuePair);
+            final long peer = nic.link.resolve(remoteAddress);
+            if (peer < 0) {
+                throw new DetException(Errno.ENODEV, "cannot reach " + remoteAddress + " from " + nic.address());
+            }
+            int id;
+            do {
+                id = ThreadLocalRandom.current().nextInt();
+            } while (id == 0 || connects.containsKey(id));
+            final long now = System.nanoTime();
+            final CmOutgoing o = new CmOutgoing(id, peer, qp, serviceId, data, isn(), isn(),
+                new CmRetry(nic.minRtoNs, now));
+            connects.put(id, o);
+            sendRequest(o);
+            final boolean answered = await(() -> o.state != CmOutgoing.REQUESTED, timeoutMs);
+            if (!answered) {
+                connects.remove(id);
+                throw new DetException(Errno.ETIMEDOUT, "no answer from " + remoteAddress + " service " + serviceId
+                    + " within " + timeoutMs + " ms");
+            }
+            switch (o.state) {
+                case CmOutgoing.ESTABLISHED -> {
+                    return o.reply.clone();
+                }
+                case CmOutgoing.REJECTED -> {
+                    connects.remove(id);
+                    if (o.reason == NO_LISTENER) {
+                        throw new ConnectionRejectedException(ConnectionRejectedException.Reason.NO_LISTENER, null,
+                            "nobody listens on service " + serviceId + " at " + remoteAddress);
+                    }
+                    if (o.reason == MALFORMED) {
+                        throw new DetException(Errno.ECONNREFUSED, "malformed handshake with " + remoteAddress
+                            + " (a limit out of range)");
+                    }
+                    throw new ConnectionRejectedException(ConnectionRejectedException.Reason.REJECTED, o.reply,
+                        "the peer rejected the connection, with " + o.reply.length + " bytes of private data");
+                }
+                default -> {
+                    connects.remove(id);
+                    throw new DetException(Errno.EINVAL, "the queue pair left IDLE while connecting");
+                }
+            }
+        } finally {
+            nic.lock.unlock();
+        }
+    }
+
+    void accept(final CmRequest r, final QueuePair queuePair, final byte[] privateData, final long timeoutMs) {
+        final byte[] data = checkData(privateData, timeoutMs);
+        nic.lock.lock();
+        try {
+            nic.checkOpen();
+            nic.checkAlive();
+            r.checkPending();
+            final QpImpl qp = idleQp(queuePair);
+            r.qp = qp;
+            r.reply = data;
+            r.requestIsn = isn();
+            r.responseIsn = isn();
+            qp.maxOr = Math.min(qp.maxOr, r.remoteMaxIr);
+            // Connected before the acceptance leaves: the requester's first frame cannot find it unconnected.
+            qp.connectTo(r.peer, r.remoteAddress, r.remoteQp, r.requestIsn, r.responseIsn, r.peerRequestIsn,
+                r.peerResponseIsn);
+            r.state = CmRequest.ACCEPTED;
+            r.retry = new CmRetry(nic.minRtoNs, System.nanoTime());
+            sendAnswer(r);
+            if (!await(() -> r.state != CmRequest.ACCEPTED, timeoutMs)) {
+                r.state = CmRequest.REJECTED;
+                r.reason = REJECTED_BY_PEER;
+                r.retry.finish(System.nanoTime());
+                qp.enterError(EventCode.QP_ERROR.code(), false, true, true);
+                throw new DetException(Errno.ETIMEDOUT, "the requester did not confirm within " + timeoutMs + " ms");
+            }
+        } finally {
+            nic.lock.unlock();
+        }
+    }
+
+    void reject(final CmRequest r, final byte[] privateData) {
+        final byte[] data = checkData(privateData, 0);
+        nic.lock.lock();
+        try {
+            r.checkPending();
+            r.state = CmRequest.REJECTED;
+            r.reason = REJECTED_BY_PEER;
+            r.reply = data;
+            r.retry = new CmRetry(nic.minRtoNs, System.nanoTime());
+            r.retry.finish(System.nanoTime());
+            sendAnswer(r);
+        } finally {
+            nic.lock.unlock();
+        }
+    }
+
+    @Override
+    public void disconnect(final QueuePair queuePair, final long timeoutMs) {
+        checkData(null, timeoutMs);
+        final QpImpl qp = qpOf(queuePair);
+        nic.lock.lock();
+        try {
+            qp.checkOpen();
+            if (qp.state != QpState.CONNECTED) {
+                throw new DetException(Errno.ENOTCONN, "queue pair is " + qp.state);
+            }
+            final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+            final boolean quiet = await(() -> qp.state != QpState.CONNECTED || qp.quiescent(), timeoutMs);
+            if (qp.state != QpState.CONNECTED) {
+                return; // the peer disconnected first, or the connection failed: nothing left to close
+            }
+            if (!quiet) {
+                qp.disconnect(EventCode.DISCONNECT.code(), false, true);
+                throw new DetException(Errno.ETIMEDOUT, "outstanding work did not finish within " + timeoutMs
+                    + " ms; flushed");
+            }
+            int id;
+            do {
+                id = ThreadLocalRandom.current().nextInt();
+            } while (id == 0 || disconnects.containsKey(id));
+            final CmOutgoing d = new CmOutgoing(id, qp.remotePeer, qp, 0, new byte[0], 0, 0,
+                new CmRetry(nic.minRtoNs, System.nanoTime()));
+            disconnects.put(id, d);
+            sendDisconnect(d);
+            final long leftMs = Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
+            final boolean answered = await(() -> d.state != CmOutgoing.REQUESTED || qp.state != QpState.CONNECTED,
+                leftMs);
+            disconnects.remove(id);
+            if (qp.state == QpState.CONNECTED) {
+                qp.disconnect(EventCode.DISCONNECT.code(), false, !answered);
+            }
+            if (!answered) {
+                throw new DetException(Errno.ETIMEDOUT, "the peer did not answer the disconnect within " + timeoutMs
+                    + " ms");
+            }
+        } finally {
+            nic.lock.unlock();
+        }
+    }
+
+    // ---------------------------------------------------------------- frames in
+
+    /** A connection manager frame, CRC and header checked. Engine lock held. */
+    void onFrame(final MemorySegment f, final int opcode, final long peer) {
+        nic.counters.cmReceived++;
+        switch (opcode) {
+            case Frame.OP_CM_REQUEST -> onRequest(f, peer);
+            case Frame.OP_CM_ACCEPT -> onAccept(f, peer);
+            case Frame.OP_CM_REJECT -> {
+                final CmOutgoing o = connects.get(Frame.msgId(f));
+                if (o == null || o.peer != peer || o.state != CmOutgoing.REQUESTED) {
+                    nic.counters.cmIgnored++;
+                    return;
+                }
+                o.state = CmOutgoing.REJECTED;
+                o.reason = Frame.length(f);
+                o.reply = CmWire.privateData(f);
+                changed.signalAll();
+            }
+            case Frame.OP_CM_READY -> {
+                final CmRequest r = incoming.get(new PeerId(peer, Frame.msgId(f)));
+                if (r == null || r.state != CmRequest.ACCEPTED) {
+                    nic.counters.cmIgnored++;
+                    return;
+                }
+                r.state = CmRequest.ESTABLISHED;
+                r.retry.finish(System.nanoTime());
+                changed.signalAll();
+            }
+            case Frame.OP_CM_DISCONNECT -> onDisconnect(f, peer);
+            default -> {
+                final CmOutgoing d = disconnects.get(Frame.msgId(f));
+                if (d == null || d.peer != peer || d.state != CmOutgoing.REQUESTED) {
+                    nic.counters.cmIgnored++;
+                    return;
+                }
+                d.state = CmOutgoing.DISCONNECTED;
+                changed.signalAll();
+            }
+        }
+    }
+
+    private void onRequest(final MemorySegment f, final long peer) {
+        final PeerId key = new PeerId(peer, Frame.msgId(f));
+        final CmRequest known = incoming.get(key);
+        if (known != null) {
+            if (known.state != CmRequest.PENDING) {
+                sendAnswer(known); // the answer was lost: repeat it
+            }
+            return;
+        }
+        final int serviceId = Frame.key(f);
+        final CmRequest r = new CmRequest(this, peer, nic.link.describe(peer), key.id(), serviceId, Frame.srcQp(f),
+            Frame.address(f), Frame.operand1(f), CmWire.privateData(f));
+        final CmListener listener = listeners.get(serviceId);
+        final boolean malformed = !wellFormed(f);
+        if (malformed || listener == null || listener.queue.size() >= CmListener.BACKLOG
+            || incoming.size() >= MAX_REMEMBERED) {
+            r.state = CmRequest.REJECTED;
+            r.reason = malformed ? MALFORMED : NO_LISTENER;
+            r.retry = new CmRetry(nic.minRtoNs, System.nanoTime());
+            r.retry.finish(System.nanoTime());
+            if (incoming.size() < MAX_REMEMBERED) {
+                incoming.put(key, r);
+            }
+            sendAnswer(r);
+            return;
+        }
+        incoming.put(key, r);
+        listener.queue.add(r);
+        changed.signalAll();
+    }
+
+    private void onAccept(final MemorySegment f, final long peer) {
+        final CmOutgoing o = connects.get(Frame.msgId(f));
+        if (o == null || o.peer != peer) {
+            nic.counters.cmIgnored++;
+            return;
+        }
+        if (o.state == CmOutgoing.ESTABLISHED) {
+            wire.send(peer, Frame.OP_CM_READY, o.qp.number, o.id, o.serviceId, 0, 0, 0, NO_DATA);
+            return;
+        }
+        if (o.state != CmOutgoing.REQUESTED) {
+            nic.counters.cmIgnored++;
+            return;
+        }
+        final QpImpl qp = o.qp;
+        if (qp.destroyed || qp.state != QpState.IDLE) {
+            o.state = CmOutgoing.FAILED;
+            changed.signalAll();
+            return;
+        }
+        if (!wellFormed(f)) {
+            // The acceptor's limits would leave the queue pair unusable (a negative max_or starts no read): refuse.
+            o.state = CmOutgoing.REJECTED;
+            o.reason = MALFORMED;
+            o.retry.finish(System.nanoTime());
+            changed.signalAll();
+            return;
+        }
+        final long isns = Frame.address(f);
+        qp.maxOr = Math.min(qp.maxOr, CmWire.high(Frame.operand1(f)));
+        qp.connectTo(peer, nic.link.describe(peer), Frame.srcQp(f), o.requestIsn, o.responseIsn, CmWire.low(isns),
+            CmWire.high(isns));
+        o.state = CmOutgoing.ESTABLISHED;
+        o.reply = CmWire.privateData(f);
+        o.retry.finish(System.nanoTime());
+        wire.send(peer, Frame.OP_CM_READY, qp.number, o.id, o.serviceId, 0, 0, 0, NO_DATA);
+        changed.signalAll();
+    }
+
+    /**
+     * Whether a CM_REQUEST or CM_ACCEPT is well formed: a queue pair number other than 0 (the connection manager's
+     * own), max_or and max_ir in [0, {@link NicImpl#MAX_RD_ATOMIC}], at most {@link #MAX_PRIVATE_DATA} bytes of
+     * private data. Counts a malformed one.
+     */
+    private boolean wellFormed(final MemorySegment f) {
+        final long limits = Frame.operand1(f);
+        if (Frame.srcQp(f) != 0 && PeerValues.rdAtomicLimit(CmWire.low(limits))
+            && PeerValues.rdAtomicLimit(CmWire.high(limits)) && Frame.payloadLength(f) <= MAX_PRIVATE_DATA) {
+            return true;
+        }
+        nic.counters.cmMalformed++;
+        return false;
+    }
+
+    private void onDisconnect(final MemorySegment f, final long peer) {
+        final int target = Frame.key(f);
+        final int from = Frame.srcQp(f);
+        final Object o = nic.qpTable.lookup(target);
+        if (o instanceof QpImpl qp && qp.number == target && !qp.destroyed && qp.state == QpState.CONNECTED) {
+            if (qp.remotePeer != peer || qp.remoteQpNum != from) {
+                nic.counters.foreignSource++;
+                return; // only the connected peer may disconnect a queue pair
+            }
+            qp.disconnect(EventCode.DISCONNECT.code(), true, false);
+            changed.signalAll();
+        }
+        // Connected or not any more (a repeated request), the answer is the same.
+        wire.send(peer, Frame.OP_CM_DISCONNECT_REPLY, target, Frame.msgId(f), from, 0, 0, 0, NO_DATA);
+    }
+
+    // ---------------------------------------------------------------- frames out, timer
+
+    private static final byte[] NO_DATA = new byte[0];
+
+    private void sendRequest(final CmOutgoing o) {
+        wire.send(o.peer, Frame.OP_CM_REQUEST, o.qp.number, o.id, o.serviceId,
+            CmWire.pack(o.requestIsn, o.responseIsn), CmWire.pack(o.qp.maxOr, o.qp.maxIr), 0, o.privateData);
+    }
+
+    private void sendAnswer(final CmRequest r) {
+        if (r.state == CmRequest.REJECTED) {
+            wire.send(r.peer, Frame.OP_CM_REJECT, 0, r.id, r.serviceId, 0, 0, r.reason, r.reply);
+        } else {
+            wire.send(r.peer, Frame.OP_CM_ACCEPT, r.qp.number, r.id, r.serviceId,
+                CmWire.pack(r.requestIsn, r.responseIsn), CmWire.pack(r.qp.maxOr, r.qp.maxIr), 0, r.reply);
+        }
+    }
+
+    private void sendDisconnect(final CmOutgoing d) {
+        wire.send(d.peer, Frame.OP_CM_DISCONNECT, d.qp.number, d.id, d.qp.remoteQpNum, 0, 0, 0, NO_DATA);
+    }
+
+    /** Retransmits what is due and forgets finished exchanges. Engine lock held; allocation free when idle. */
+    void onTimer(final long now) {
+        if (!incoming.isEmpty()) {
+            for (final Iterator<CmRequest> i = incoming.values().iterator(); i.hasNext();) {
+                final CmRequest r = i.next();
+                if (r.retry != null && r.retry.expired(now)) {
+                    i.remove();
+                } else if (r.state == CmRequest.ACCEPTED && r.retry.due(now)) {
+                    nic.counters.cmRetransmitted++;
+                    sendAnswer(r);
+                }
+            }
+        }
+        if (!connects.isEmpty()) {
+            for (final Iterator<CmOutgoing> i = connects.values().iterator(); i.hasNext();) {
+                final CmOutgoing o = i.next();
+                if (o.retry.expired(now)) {
+                    i.remove();
+                } else if (o.state == CmOutgoing.REQUESTED && o.retry.due(now)) {
+                    nic.counters.cmRetransmitted++;
+                    sendRequest(o);
+                }
+            }
+        }
+        if (!disconnects.isEmpty()) {
+            for (final CmOutgoing d : disconnects.values()) {
+                if (d.state == CmOutgoing.REQUESTED && d.retry.due(now)) {
+                    nic.counters.cmRetransmitted++;
+                    sendDisconnect(d);
+                }
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    /** Waits on the engine lock's condition until done or the time runs out; the progress thread serves frames. */
+    private boolean await(final BooleanSupplier done, final long timeoutMs) {
+        long leftNs = TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        nic.device.blockedWaiters.incrementAndGet();
+        nic.link.wakeup();
+        try {
+            while (!done.getAsBoolean()) {
+                nic.checkAlive(); // a fatal NIC runs no protocol: nothing would ever answer
+                if (leftNs <= 0) {
+                    return false;
+                }
+                leftNs = changed.awaitNanos(leftNs);
+            }
+            return true;
+        } catch (final InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new DetException(Errno.EINTR, "interrupted while waiting for the peer");
+        } finally {
+            nic.device.blockedWaiters.decrementAndGet();
+        }
+    }
+
+    private QpImpl qpOf(final QueuePair queuePair) {
+        if (!(queuePair instanceof QpImpl qp) || qp.nic != nic) {
+            throw new DetException(Errno.EINVAL, "not a queue pair of this NIC: " + queuePair);
+        }
+        return qp;
+    }
+
+    private QpImpl idleQp(final QueuePair queuePair) {
+        final QpImpl qp = qpOf(queuePair);
+        if (qp.destroyed || qp.state != QpState.IDLE) {
+            throw new DetException(Errno.EINVAL, "the queue pair is " + (qp.destroyed ? "destroyed" : qp.state)
+                + ", not IDLE");
+        }
+        return qp;
+    }
+
+    private static byte[] checkData(final byte[] data, final long timeoutMs) {
+        if (timeoutMs < 0) {
+            throw new DetException(Errno.EINVAL, "negative timeout");
+        }
+        if (data != null && data.length > MAX_PRIVATE_DATA) {
+            throw new DetException(Errno.EINVAL, data.length + " bytes of private data; the most is "
+                + MAX_PRIVATE_DATA);
+        }
+        return data == null ? NO_DATA : data.clone();
+    }
+
+    /** A random initial sequence number: stale frames of an earlier connection then miss the window. */
+    private static int isn() {
+        return ThreadLocalRandom.current().nextInt();
+    }
+
+    /** The NIC failed fatally: wakes every caller waiting for the peer, so that it fails with EIO at once. */
+    void nicFailed() {
+        changed.signalAll();
+    }
+
+    void close() {
+        wire.close();
+    }
+}

@@ -1,0 +1,40 @@
+package io.jdet.internal.cm;
+
+import io.jdet.internal.verbs.QpImpl;
+
+/**
+ * The active side of one connection manager exchange: a connection request or a disconnect this NIC sent, and
+ * how it ended. A finished connection is kept for a while to confirm repeated acceptances. Guarded by the engine
+ * lock.
+ */
+final class CmOutgoing {
+    static final int REQUESTED = 0;
+    static final int ESTABLISHED = 1;
+    static final int REJECTED = 2;
+    static final int FAILED = 3;
+    static final int DISCONNECTED = 4;
+
+    final int id;
+    final long peer;
+    final QpImpl qp;
+    final int serviceId;
+    final byte[] privateData;
+    final int requestIsn;
+    final int responseIsn;
+    final CmRetry retry;
+    int state = REQUESTED;
+    byte[] reply = new byte[0];
+    int reason;
+
+    CmOutgoing(final int id, final long peer, final QpImpl qp, final int serviceId, final byte[] privateData,
+               final int requestIsn, final int responseIsn, final CmRetry retry) {
+        this.id = id;
+        this.peer = peer;
+        this.qp = qp;
+        this.serviceId = serviceId;
+        this.privateData = privateData;
+        this.requestIsn = requestIsn;
+        this.responseIsn = responseIsn;
+        this.retry = retry;
+    }
+}

@@ -1,0 +1,104 @@
+package io.jdet.internal.cm;
+
+import io.jdet.ConnectionRequest;
+import io.jdet.DetException;
+import io.jdet.Errno;
+import io.jdet.QueuePair;
+import io.jdet.internal.verbs.QpImpl;
+
+/**
+ * The passive side of one connection exchange: a request as received, and what this side answered. Kept after the
+ * answer for a while, so that a repeated request is answered the same way instead of being taken for a new one.
+ * Guarded by the engine lock.
+ */
+final class CmRequest implements ConnectionRequest {
+    static final int PENDING = 0;
+    static final int ACCEPTED = 1;
+    static final int ESTABLISHED = 2;
+    static final int REJECTED = 3;
+
+    final CmImpl cm;
+    final long peer;
+    final String remoteAddress;
+    final int id;
+    final int serviceId;
+    final int remoteQp;
+    final int peerRequestIsn;
+    final int peerResponseIsn;
+    final int remoteMaxOr;
+    final int remoteMaxIr;
+    final byte[] privateData;
+    int state = PENDING;
+    QpImpl qp;
+    int requestIsn;
+    int responseIsn;
+    byte[] reply = new byte[0];
+    int reason;
+    CmRetry retry;
+
+    CmRequest(final CmImpl cm, final long peer, final String remoteAddress, final int id, final int serviceId,
+              final int remoteQp, final long isns, final long limits, final byte[] privateData) {
+        this.cm = cm;
+        this.peer = peer;
+        this.remoteAddress = remoteAddress;
+        this.id = id;
+        this.serviceId = serviceId;
+        this.remoteQp = remoteQp;
+        this.peerRequestIsn = CmWire.low(isns);
+        this.peerResponseIsn = CmWire.high(isns);
+        this.remoteMaxOr = CmWire.low(limits);
+        this.remoteMaxIr = CmWire.high(limits);
+        this.privateData = privateData;
+    }
+
+    @Override
+    public String remoteAddress() {
+        return remoteAddress;
+    }
+
+    @Override
+    public int remoteQpNumber() {
+        return remoteQp;
+    }
+
+    @Override
+    public int serviceId() {
+        return serviceId;
+    }
+
+    @Override
+    public int remoteMaxOr() {
+        return remoteMaxOr;
+    }
+
+    @Override
+    public int remoteMaxIr() {
+        return remoteMaxIr;
+    }
+
+    @Override
+    public byte[] privateData() {
+        return privateData.clone();
+    }
+
+    @Override
+    public void accept(final QueuePair queuePair, final byte[] data, final long timeoutMs) {
+        cm.accept(this, queuePair, data, timeoutMs);
+    }
+
+    @Override
+    public void reject(final byte[] data) {
+        cm.reject(this, data);
+    }
+
+    void checkPending() {
+        if (state != PENDING) {
+            throw new DetException(Errno.EINVAL, "the request was answered already");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "ConnectionRequest[from " + remoteAddress + " qp " + remoteQp + ", service " + serviceId + "]";
+    }
+}

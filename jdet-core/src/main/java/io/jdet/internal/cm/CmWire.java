@@ -1,0 +1,87 @@
+package io.jdet.internal.cm;
+
+import io.jdet.internal.link.FrameGather;
+import io.jdet.internal.verbs.NicImpl;
+import io.jdet.internal.wire.Frame;
+import io.jdet.internal.wire.FrameCrc;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+
+/**
+ * Builds and sends connection manager frames: unsequenced, to queue pair 0, with the private data as payload.
+ * Field use per opcode is in {@code docs/PROTOCOL.md}. Engine lock held; control path, so its copies do not
+ * matter.
+ */
+final class CmWire {
+    private final NicImpl nic;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment header = arena.allocate(Frame.HEADER_LENGTH, 8);
+    private final ByteBuffer headerView = header.asByteBuffer();
+    private final MemorySegment data = arena.allocate(io.jdet.ConnectionManager.MAX_PRIVATE_DATA, 8);
+    private final ByteBuffer dataView = data.asByteBuffer();
+    private final FrameGather gather = new FrameGather(1);
+    private final FrameCrc crc = new FrameCrc();
+
+    CmWire(final NicImpl nic) {
+        this.nic = nic;
+    }
+
+    /**
+     * Sends one frame; a frame the link refuses now is simply lost (the retransmission timer covers it).
+     *
+     * @param peer        the destination
+     * @param opcode      an {@code OP_CM_*} opcode
+     * @param srcQp       the sender's queue pair, or 0
+     * @param id          the connection or disconnect id
+     * @param key         the service id, or the queue pair a disconnect names
+     * @param isns        request ISN in the low half, response ISN in the high half
+     * @param limits      max_or in the low half, max_ir in the high half
+     * @param reason      the reject reason, or 0
+     * @param privateData the payload, possibly empty
+     */
+    void send(final long peer, final int opcode, final int srcQp, final int id, final int key, final long isns,
+              final long limits, final int reason, final byte[] privateData) {
+        final int n = privateData.length;
+        Frame.writeBase(header, opcode, 0, n, 0, srcQp, 0, 0, 0, id);
+        Frame.writeExtension(header, isns, limits, 0, key, reason, 0, 0);
+        gather.clear();
+        if (n > 0) {
+            MemorySegment.copy(privateData, 0, data, ValueLayout.JAVA_BYTE, 0, n);
+            gather.add(data, dataView, 0, n);
+        }
+        crc.seal(header, headerView, Frame.HEADER_LENGTH, gather);
+        if (nic.link.send(peer, header, Frame.HEADER_LENGTH, gather)) {
+            nic.counters.framesSent++;
+            nic.counters.cmSent++;
+        } else {
+            nic.counters.linkBusy++;
+        }
+    }
+
+    /** Copies a frame's payload out as private data. */
+    static byte[] privateData(final MemorySegment f) {
+        final int n = Math.min(Frame.payloadLength(f), io.jdet.ConnectionManager.MAX_PRIVATE_DATA);
+        final byte[] bytes = new byte[n];
+        MemorySegment.copy(f, ValueLayout.JAVA_BYTE, Frame.HEADER_LENGTH, bytes, 0, n);
+        return bytes;
+    }
+
+    static long pack(final int low, final int high) {
+        return (low & 0xFFFF_FFFFL) | (long) high << 32;
+    }
+
+    static int low(final long packed) {
+        return (int) packed;
+    }
+
+    static int high(final long packed) {
+        return (int) (packed >>> 32);
+    }
+
+    void close() {
+        arena.close();
+    }
+}

@@ -1,0 +1,270 @@
+package io.jdet.internal.verbs;
+
+import io.jdet.CompletionQueue;
+import io.jdet.CqArm;
+import io.jdet.CqAttributes;
+import io.jdet.CqState;
+import io.jdet.DetException;
+import io.jdet.Errno;
+import io.jdet.EventCode;
+import io.jdet.ResourceType;
+import io.jdet.WcFlags;
+import io.jdet.WcStatus;
+import io.jdet.WcType;
+import io.jdet.WorkCompletion;
+
+/**
+ * A completion queue: a ring of completions kept as parallel primitive arrays, so appending and polling allocate
+ * nothing. Each entry remembers its work queue and that queue's epoch, so that polling frees the queue's slots
+ * ({@code reap_cnt}) unless the queue pair was reset or destroyed since.
+ */
+public final class CqImpl implements CompletionQueue {
+    /** Completions per DET page (4096 / 40); sizes are rounded up to a multiple of it. */
+    static final int ENTRIES_PER_PAGE = 102;
+
+    final NicImpl nic;
+    final EventQueueImpl event;
+    private int size;
+    private long[] ids;
+    private WcStatus[] statuses;
+    private WcType[] types;
+    private int[] flags;
+    private int[] lengths;
+    private int[] immediates;
+    private int[] invalidated;
+    private int[] reaps;
+    private int[] epochs;
+    private QpImpl[] qps;
+    private boolean[] receive;
+    private int head;
+    private int count;
+    private CqState state = CqState.READY;
+    private int arm;
+    private int threshold;
+    /** Queue pairs using this queue. */
+    int users;
+    boolean closed;
+
+    CqImpl(final NicImpl nic, final int size, final EventQueueImpl event) {
+        this.nic = nic;
+        this.event = event;
+        allocate(roundUp(size));
+    }
+
+    static int roundUp(final int size) {
+        return (size + ENTRIES_PER_PAGE - 1) / ENTRIES_PER_PAGE * ENTRIES_PER_PAGE;
+    }
+
+    private void allocate(final int capacity) {
+        final long[] i = new long[capacity];
+        final WcStatus[] s = new WcStatus[capacity];
+        final WcType[] t = new WcType[capacity];
+        final int[] f = new int[capacity];
+        final int[] l = new int[capacity];
+        final int[] im = new int[capacity];
+        final int[] inv = new int[capacity];
+        final int[] r = new int[capacity];
+        final int[] e = new int[capacity];
+        final QpImpl[] q = new QpImpl[capacity];
+        final boolean[] rc = new boolean[capacity];
+        for (int k = 0; k < count; k++) {
+            final int from = (head + k) % size;
+            i[k] = ids[from];
+            s[k] = statuses[from];
+            t[k] = types[from];
+            f[k] = flags[from];
+            l[k] = lengths[from];
+            im[k] = immediates[from];
+            inv[k] = invalidated[from];
+            r[k] = reaps[from];
+            e[k] = epochs[from];
+            q[k] = qps[from];
+            rc[k] = receive[from];
+        }
+        ids = i;
+        statuses = s;
+        types = t;
+        flags = f;
+        lengths = l;
+        immediates = im;
+        invalidated = inv;
+        reaps = r;
+        epochs = e;
+        qps = q;
+        receive = rc;
+        head = 0;
+        size = capacity;
+    }
+
+    /**
+     * Appends a completion, firing the arm if it is met. Engine lock held.
+     *
+     * @return false if the queue overflowed or is in error (the completion is lost)
+     */
+    boolean append(final long id, final WcStatus status, final WcType type, final int wcFlags, final int length,
+                   final int immediate, final int invalidatedKey, final int reap, final QpImpl qp,
+                   final boolean fromReceiveQueue) {
+        if (state == CqState.ERROR) {
+            nic.asyncEvent(EventCode.CQ_FATAL.code(), ResourceType.CQ, this);
+            return false;
+        }
+        if (count == size) {
+            state = CqState.ERROR;
+            nic.counters.cqOverruns++;
+            nic.asyncEvent(EventCode.CQ_OVERRUN.code(), ResourceType.CQ, this);
+            return false;
+        }
+        final int at = (head + count) % size;
+        ids[at] = id;
+        statuses[at] = status;
+        types[at] = type;
+        flags[at] = wcFlags;
+        lengths[at] = length;
+        immediates[at] = immediate;
+        invalidated[at] = invalidatedKey;
+        reaps[at] = reap;
+        epochs[at] = qp.epoch;
+        qps[at] = qp;
+        receive[at] = fromReceiveQueue;
+        count++;
+        if (status != WcStatus.SUCCESS) {
+            nic.observer.errorCompletion(qp.number, id, status, type);
+        }
+        if (arm != 0) {
+            final boolean fire = (arm & CqArm.NEXT_SIGNALED) != 0
+                || (arm & CqArm.NEXT_SOLICITED) != 0
+                    && ((wcFlags & WcFlags.SOLICITED) != 0 || status != WcStatus.SUCCESS)
+                || (arm & CqArm.THRESHOLD) != 0 && count >= threshold;
+            if (fire) {
+                fire();
+            }
+        }
+        return true;
+    }
+
+    private void fire() {
+        arm = 0;
+        event.post(EventCode.CQ_COMPLETION.code(), ResourceType.CQ, this);
+    }
+
+    @Override
+    public int poll(final WorkCompletion[] completions) {
+        return poll(completions, completions.length);
+    }
+
+    @Override
+    public int poll(final WorkCompletion[] completions, final int max) {
+        final int limit = Math.min(max, completions.length);
+        nic.lockDataPath();
+        try {
+            if (closed) {
+                throw new IllegalStateException("completion queue destroyed");
+            }
+            try {
+                nic.progress(System.nanoTime());
+            } catch (final RuntimeException e) {
+                // The engine's failure is not the caller's: count it and hand out what is complete.
+                nic.counters.engineErrors++;
+            }
+            int n = 0;
+            while (n < limit && count > 0) {
+                final QpImpl qp = qps[head];
+                completions[n++].set(ids[head], statuses[head], types[head], flags[head], lengths[head],
+                    immediates[head], invalidated[head], reaps[head], qp);
+                if (qp.epoch == epochs[head]) {
+                    qp.retire(receive[head], reaps[head]);
+                }
+                qps[head] = null;
+                head = head + 1 == size ? 0 : head + 1;
+                count--;
+            }
+            return n;
+        } finally {
+            nic.lock.unlock();
+        }
+    }
+
+    @Override
+    public void arm(final int flagsToArm, final int newThreshold) {
+        nic.lock.lock();
+        try {
+            if (closed) {
+                throw new IllegalStateException("completion queue destroyed");
+            }
+            if (flagsToArm == 0 || (flagsToArm & ~(CqArm.NEXT_SIGNALED | CqArm.NEXT_SOLICITED | CqArm.THRESHOLD))
+                != 0) {
+                throw new DetException(Errno.EINVAL, "arm flags 0x" + Integer.toHexString(flagsToArm));
+            }
+            if (event == null) {
+                throw new DetException(Errno.EINVAL, "the completion queue has no event queue to report to");
+            }
+            if ((flagsToArm & CqArm.THRESHOLD) != 0) {
+                if (newThreshold < 1 || newThreshold > size) {
+                    throw new DetException(Errno.EINVAL, "threshold " + newThreshold + " not in [1, " + size + "]");
+                }
+                threshold = newThreshold;
+            }
+            arm |= flagsToArm;
+            if ((arm & CqArm.THRESHOLD) != 0 && count >= threshold) {
+                fire();
+            }
+        } finally {
+            nic.lock.unlock();
+        }
+    }
+
+    @Override
+    public void resize(final int newSize) {
+        nic.lock.lock();
+        try {
+            if (closed) {
+                throw new IllegalStateException("completion queue destroyed");
+            }
+            if (newSize < 0 || newSize > NicImpl.MAX_CQ_SIZE) {
+                throw new DetException(Errno.EINVAL, "size " + newSize + " not in [0, " + NicImpl.MAX_CQ_SIZE + "]");
+            }
+            if ((arm & CqArm.THRESHOLD) != 0 && newSize < threshold) {
+                throw new DetException(Errno.EINVAL, "size " + newSize + " below the armed threshold " + threshold);
+            }
+            if (newSize < count) {
+                throw new DetException(Errno.EBUSY, "the queue holds " + count + " completions");
+            }
+            allocate(roundUp(newSize));
+        } finally {
+            nic.lock.unlock();
+        }
+    }
+
+    @Override
+    public CqAttributes query() {
+        nic.lock.lock();
+        try {
+            return new CqAttributes(state, arm, size, threshold, count);
+        } finally {
+            nic.lock.unlock();
+        }
+    }
+
+    @Override
+    public void close() {
+        nic.lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            if (users > 0) {
+                throw new DetException(Errno.EBUSY, users + " queue pair(s) use the completion queue");
+            }
+            closed = true;
+            nic.cqs.remove(this);
+        } finally {
+            nic.lock.unlock();
+        }
+        nic.releaseEventUser(event, this);
+    }
+
+    @Override
+    public String toString() {
+        return "CompletionQueue@" + Integer.toHexString(System.identityHashCode(this)) + "[size=" + size + "]";
+    }
+}

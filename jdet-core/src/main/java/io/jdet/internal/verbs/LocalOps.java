@@ -1,0 +1,79 @@
+package io.jdet.internal.verbs;
+
+import io.jdet.Access;
+import io.jdet.WcStatus;
+
+/**
+ * Local work requests, run when they reach the head of the send queue's admission: window binds and local
+ * invalidates. Checks that may have changed since the post (a region deregistered, a type 2 window already bound)
+ * are made again here and fail the work request rather than the post.
+ */
+final class LocalOps {
+    private LocalOps() {
+    }
+
+    static WcStatus run(final QpImpl qp, final SendWr w) {
+        return switch (w.kind) {
+            case SendWr.KIND_BIND -> bindType1(w);
+            case SendWr.KIND_BIND_TYPE2 -> bindType2(qp, w);
+            default -> invalidate(qp, w.rKey, false) ? WcStatus.SUCCESS : WcStatus.LOCAL_OP_ERR;
+        };
+    }
+
+    private static WcStatus bindType1(final SendWr w) {
+        final MwImpl mw = w.window;
+        if (mw.destroyed) {
+            return WcStatus.BIND_ERR;
+        }
+        if (w.bindLength == 0) {
+            mw.unbind();
+            mw.activeRKey = w.bindKey;
+            return WcStatus.SUCCESS;
+        }
+        if (!w.bindRegion.usable()) {
+            return WcStatus.BIND_ERR;
+        }
+        mw.unbind();
+        apply(mw, w, null);
+        return WcStatus.SUCCESS;
+    }
+
+    private static WcStatus bindType2(final QpImpl qp, final SendWr w) {
+        final MwImpl mw = w.window;
+        if (mw.destroyed || mw.bound || !w.bindRegion.usable()) {
+            return WcStatus.BIND_ERR;
+        }
+        apply(mw, w, qp);
+        return WcStatus.SUCCESS;
+    }
+
+    private static void apply(final MwImpl mw, final SendWr w, final QpImpl boundQp) {
+        final MrImpl mr = w.bindRegion;
+        mw.mr = mr;
+        mr.boundWindows++;
+        mw.bound = true;
+        mw.address = w.bindAddress;
+        mw.length = w.bindLength;
+        mw.access = w.bindAccess & ~Access.ZERO_BASED;
+        mw.zeroBased = (w.bindAccess & Access.ZERO_BASED) != 0;
+        mw.activeRKey = w.bindKey;
+        mw.boundQp = boundQp;
+    }
+
+    /**
+     * Invalidates a type 2 window key (local invalidate, or a peer's send with invalidate).
+     *
+     * @param qp        the queue pair it arrives on
+     * @param rKey      the key
+     * @param remote    whether a peer asked (then the window must be in the queue pair's domain)
+     * @return true if the key named a bound type 2 window and it is now unbound
+     */
+    static boolean invalidate(final QpImpl qp, final int rKey, final boolean remote) {
+        final Object o = qp.nic.keys.lookup(rKey);
+        if (!(o instanceof MwImpl mw) || mw.type != 2 || !mw.bound || mw.activeRKey != rKey || mw.pd != qp.pd) {
+            return false;
+        }
+        mw.unbind();
+        return true;
+    }
+}

@@ -1,0 +1,839 @@
+package io.jdet.internal.verbs;
+
+import io.jdet.Access;
+import io.jdet.CompletionQueue;
+import io.jdet.DetException;
+import io.jdet.Errno;
+import io.jdet.EventCode;
+import io.jdet.Nic;
+import io.jdet.NicAttributes;
+import io.jdet.ProtectionDomain;
+import io.jdet.QpState;
+import io.jdet.ResourceType;
+import io.jdet.WcStatus;
+import io.jdet.internal.cm.CmImpl;
+import io.jdet.internal.link.FrameGather;
+import io.jdet.internal.link.FrameHandler;
+import io.jdet.internal.link.Link;
+import io.jdet.internal.protocol.Counters;
+import io.jdet.internal.protocol.ReorderPool;
+import io.jdet.internal.wire.Frame;
+import io.jdet.internal.wire.FrameCrc;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A NIC: a link, the objects created on it, and the engine that runs their protocol. One lock guards it all;
+ * posts and polls take it briefly and drive the engine themselves (a poll receives frames and runs due timers),
+ * so a busy-polling application needs no thread hand-off. A progress thread per NIC covers the rest: timers when
+ * nobody polls, and frames while threads are blocked waiting for events. If that thread dies (an {@link Error},
+ * or its link failing outside the engine), the NIC becomes fatal: see {@link #failFatally}.
+ */
+public final class NicImpl implements Nic, FrameHandler {
+    static final int MAX_PDS = 65536;
+    static final int MAX_MRS = 262144;
+    static final long MAX_MR_SIZE = Integer.MAX_VALUE;
+    static final int MAX_MWS = 524288;
+    static final int MAX_CQS = 131072;
+    static final int MAX_CQ_SIZE = 131072;
+    static final int MAX_QPS = 65536;
+    static final int MAX_WQ_SIZE = 65536;
+    static final int MAX_SGES = 256;
+    static final int MAX_RD_ATOMIC = 32768;
+    static final long MAX_BIND_LENGTH = 1L << 31;
+    private static final int RX_BATCH = 64;
+    private static final long APP_ACTIVE_NS = TimeUnit.MICROSECONDS.toNanos(500);
+    private static final VarHandle LAST_APP_NS;
+
+    static {
+        try {
+            LAST_APP_NS = MethodHandles.lookup().findVarHandle(NicImpl.class, "lastAppNs", long.class);
+        } catch (final ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    final DeviceImpl device;
+    final String name;
+    final Link link;
+    final EventQueueImpl event;
+    final ReentrantLock lock = new ReentrantLock();
+    final KeyTable keys = new KeyTable();
+    final KeyTable qpTable = new KeyTable();
+    final List<PdImpl> pds = new ArrayList<>();
+    final List<CqImpl> cqs = new ArrayList<>();
+    final List<QpImpl> qps = new ArrayList<>();
+    int mrCount;
+    int mwCount;
+    final Counters counters = new Counters();
+    /** JFR events, logging and the counters' MBean: called on control and error paths only. */
+    final io.jdet.internal.observe.NicObserver observer;
+    final CmImpl cm;
+    final ReorderPool reorder;
+
+    final int mtu;
+    final int maxPayload;
+    final int window;
+    final int ackEvery;
+    final long ackDelayNs;
+    final long minRtoNs;
+    final long maxRtoNs;
+    final long ackTimeoutNs;
+    final long rnrDelayNs;
+    final int rnrRetryCount;
+    private final long timerPeriodNs;
+
+    final MemorySegment txHeader;
+    private final ByteBuffer txHeaderView;
+    final FrameGather txGather = new FrameGather(MAX_SGES + 1);
+    private final FrameCrc txCrc = new FrameCrc();
+    /** Whether the link wants a CRC in each frame (memory links do not: {@link Link#checksummed()}). */
+    private final boolean sealFrames;
+    private static final FrameGather NO_PAYLOAD = new FrameGather(0);
+    /** Set when the link refused a frame: the next progress pumps every queue pair again. */
+    boolean txBlocked;
+
+    private QpImpl[] ackList = new QpImpl[16];
+    private int ackCount;
+    private long nextTimerNs;
+    /** When the application last drove the engine; written under the lock, read by the progress thread without. */
+    private long lastAppNs;
+    private long rxNow;
+
+    /** Scratch results of {@link #resolveRemote}. */
+    MemorySegment remoteSegment;
+    long remoteOffset;
+    MrImpl remoteRegion;
+
+    private Thread progressThread;
+    private volatile boolean closed;
+    /** Why the progress thread died, once it has: the NIC is in its fatal state (see {@link #failFatally}). */
+    private volatile Throwable fatalCause;
+
+    NicImpl(final DeviceImpl device, final String name, final Link link, final EventQueueImpl event) {
+        this.device = device;
+        this.name = name;
+        this.link = link;
+        this.event = event;
+        this.observer = new io.jdet.internal.observe.NicObserver(link.address());
+        final io.jdet.Configuration c = device.configuration;
+        this.mtu = link.mtu();
+        this.sealFrames = link.checksummed();
+        this.maxPayload = mtu - Frame.HEADER_LENGTH;
+        this.window = c.windowFrames();
+        this.ackEvery = Math.max(1, c.windowFrames() / 4);
+        this.ackDelayNs = TimeUnit.MICROSECONDS.toNanos(c.ackDelayUs());
+        this.minRtoNs = TimeUnit.MICROSECONDS.toNanos(c.minRtoUs());
+        this.maxRtoNs = TimeUnit.MICROSECONDS.toNanos(c.maxRtoUs());
+        this.ackTimeoutNs = TimeUnit.MILLISECONDS.toNanos(c.ackTimeoutMs());
+        this.rnrDelayNs = TimeUnit.MICROSECONDS.toNanos(c.rnrDelayUs());
+        this.rnrRetryCount = c.rnrRetryCount();
+        this.timerPeriodNs = TimeUnit.MICROSECONDS.toNanos(c.timerPeriodUs());
+        this.txHeaderView = ByteBuffer.allocateDirect(Frame.HEADER_LENGTH); // no session to acquire per frame
+        this.txHeader = MemorySegment.ofBuffer(txHeaderView);
+        this.cm = new CmImpl(this);
+        this.reorder = new ReorderPool(mtu);
+    }
+
+    Thread progressThread() {
+        return progressThread;
+    }
+
+    void start() {
+        progressThread = Thread.ofPlatform().daemon().name("jdet-progress-" + link.address())
+            .start(this::progressLoop);
+    }
+
+    // ---------------------------------------------------------------- API
+
+    @Override
+    public NicAttributes query() {
+        return new NicAttributes(name, link.address(), 0x8086, 0, 1, Frame.VERSION, mtu, MAX_PDS, MAX_MRS,
+            MAX_MR_SIZE, MAX_MWS, MAX_CQS, CqImpl.ENTRIES_PER_PAGE, MAX_CQ_SIZE, MAX_QPS, MAX_WQ_SIZE,
+            MAX_WQ_SIZE, Integer.MAX_VALUE, Integer.MAX_VALUE, 1, MAX_SGES, MAX_RD_ATOMIC, MAX_RD_ATOMIC, 4096);
+    }
+
+    @Override
+    public String address() {
+        return link.address();
+    }
+
+    @Override
+    public io.jdet.ConnectionManager connectionManager() {
+        return cm;
+    }
+
+    @Override
+    public ProtectionDomain allocPd() {
+        lock.lock();
+        try {
+            checkOpen();
+            if (pds.size() >= MAX_PDS) {
+                throw new DetException(Errno.EAGAIN, "the NIC has " + MAX_PDS + " protection domains");
+            }
+            final PdImpl pd = new PdImpl(this);
+            pds.add(pd);
+            return pd;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public CompletionQueue createCq(final int size, final io.jdet.EventQueue eventQueue) {
+        final EventQueueImpl eq = eventQueue == null ? null : Checks.event(eventQueue);
+        if (size < 0 || size > MAX_CQ_SIZE) {
+            throw new DetException(Errno.EINVAL, "size " + size + " not in [0, " + MAX_CQ_SIZE + "]");
+        }
+        synchronized (device) {
+            if (eq != null) {
+                if (eq.isClosed()) {
+                    throw new IllegalStateException("event queue closed");
+                }
+                eq.users++;
+            }
+        }
+        lock.lock();
+        try {
+            checkOpen();
+            if (cqs.size() >= MAX_CQS) {
+                throw new DetException(Errno.EAGAIN, "the NIC has " + MAX_CQS + " completion queues");
+            }
+            final CqImpl cq = new CqImpl(this, size, eq);
+            cqs.add(cq);
+            return cq;
+        } catch (final RuntimeException e) {
+            releaseEventUser(eq, null);
+            throw e;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public Map<String, Long> counters() {
+        lock.lock();
+        try {
+            final Map<String, Long> m = counters.snapshot();
+            link.addCounters(m);
+            return m;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    void releaseEventUser(final EventQueueImpl eq, final Object owner) {
+        if (eq != null) {
+            synchronized (device) {
+                eq.users--;
+            }
+            if (owner != null) {
+                eq.purge(owner);
+            }
+        }
+    }
+
+    /**
+     * Takes the engine lock on the data path (posts and polls) without ever queueing on it: a queued
+     * {@code lock()} allocates a node, and the holder (another poller, or the progress thread) keeps it only for a
+     * few microseconds. Spins briefly, then yields between attempts so a descheduled holder gets the CPU.
+     */
+    void lockDataPath() {
+        if (lock.tryLock()) {
+            return;
+        }
+        for (int attempt = 0; !lock.tryLock(); attempt++) {
+            if (attempt < 64) {
+                Thread.onSpinWait();
+            } else {
+                Thread.yield();
+            }
+        }
+    }
+
+    void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("NIC closed");
+        }
+    }
+
+    /**
+     * Refuses new work on a NIC whose engine has died.
+     *
+     * @throws DetException EIO once the NIC failed fatally
+     */
+    void checkAlive() {
+        final Throwable cause = fatalCause; // volatile: pairs with the write in failFatally
+        if (cause != null) {
+            throw new DetException(Errno.EIO, "the NIC failed fatally: " + cause);
+        }
+    }
+
+    MrImpl localRegion(final int lKey) {
+        final Object o = keys.lookup(lKey);
+        return o instanceof MrImpl mr && mr.lKey == lKey && mr.usable() ? mr : null;
+    }
+
+    void removeQp(final QpImpl qp) {
+        qps.remove(qp);
+        qpTable.release(qp.index);
+    }
+
+    void asyncEvent(final int rawCode, final ResourceType type, final Object handle) {
+        if (event != null) {
+            event.post(rawCode, type, handle);
+        }
+    }
+
+    // ---------------------------------------------------------------- frames out
+
+    /** {@link #transmit}: the frame went out. */
+    static final int SENT = 0;
+    /** {@link #transmit}: the link refused the frame; send it again later. */
+    static final int LINK_BUSY = 1;
+    /** {@link #transmit}: a payload piece's arena was closed under the engine; nothing was sent. */
+    static final int MEMORY_GONE = 2;
+
+    /**
+     * Seals and sends the frame in {@link #txHeader} and {@link #txGather} to a queue pair's peer.
+     *
+     * @return {@link #SENT}, {@link #LINK_BUSY}, or {@link #MEMORY_GONE}: the caller fails the work the payload
+     *         belongs to (the application closed the arena of a registered region while the frame was built)
+     */
+    int transmit(final QpImpl qp, final int payloadLength) {
+        Frame.sack(txHeader, qp.responder.heldRequests.bits);
+        try {
+            if (sealFrames) {
+                txCrc.seal(txHeader, txHeaderView, Frame.HEADER_LENGTH, txGather);
+            }
+            if (!link.send(qp.remotePeer, txHeader, Frame.HEADER_LENGTH, txGather)) {
+                counters.linkBusy++;
+                return LINK_BUSY;
+            }
+        } catch (final IllegalStateException e) {
+            // A closed arena makes every access to its memory throw (the JDK's guarantee), so the engine never
+            // reads freed memory; anything else is a fault of the engine's own.
+            if (payloadAlive()) {
+                throw e;
+            }
+            return MEMORY_GONE;
+        }
+        counters.framesSent++;
+        counters.bytesSent += payloadLength;
+        qp.acksSent();
+        return SENT;
+    }
+
+    private boolean payloadAlive() {
+        for (int i = 0; i < txGather.count(); i++) {
+            if (!txGather.segment(i).scope().isAlive()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private boolean sendControl(final long peer, final int opcode, final int dstQp, final int srcQp, final int seq,
+                                final int reqAck, final int rspAck, final int key, final int length,
+                                final int sack) {
+        return sendControl(peer, opcode, 0, dstQp, srcQp, seq, reqAck, rspAck, key, length, sack);
+    }
+
+    private boolean sendControl(final long peer, final int opcode, final int flags, final int dstQp, final int srcQp,
+                                final int seq, final int reqAck, final int rspAck, final int key, final int length,
+                                final int sack) {
+        Frame.writeBase(txHeader, opcode, flags, 0, dstQp, srcQp, seq, reqAck, rspAck, 0);
+        Frame.sack(txHeader, sack);
+        Frame.writeExtension(txHeader, 0, 0, 0, key, length, 0, 0);
+        txGather.clear();
+        if (sealFrames) {
+            txCrc.seal(txHeader, txHeaderView, Frame.HEADER_LENGTH, NO_PAYLOAD);
+        }
+        final boolean sent = link.send(peer, txHeader, Frame.HEADER_LENGTH, NO_PAYLOAD);
+        if (sent) {
+            counters.framesSent++;
+        } else {
+            counters.linkBusy++;
+        }
+        return sent;
+    }
+
+    void sendAck(final QpImpl qp) {
+        if (qp.state != QpState.CONNECTED) {
+            return;
+        }
+        if (sendControl(qp.remotePeer, Frame.OP_ACK, qp.remoteQpNum, qp.number, 0, qp.responder.reqExpected - 1,
+            qp.requester.rspExpected - 1, 0, 0, qp.responder.heldRequests.bits)) {
+            counters.acksSent++;
+            qp.acksSent();
+        }
+    }
+
+    /** An ACK whose SACK field describes the response stream: the responses this side holds beyond a gap. */
+    void sendResponseAck(final QpImpl qp) {
+        if (qp.state != QpState.CONNECTED) {
+            return;
+        }
+        if (sendControl(qp.remotePeer, Frame.OP_ACK, Frame.FLAG_RESPONSE_SACK, qp.remoteQpNum, qp.number, 0,
+            qp.responder.reqExpected - 1, qp.requester.rspExpected - 1, 0, 0, qp.requester.heldResponses.bits)) {
+            counters.acksSent++;
+            qp.acksSent();
+        }
+    }
+
+    void sendNak(final QpImpl qp, final int status, final int seq, final int eventCode) {
+        sendControl(qp.remotePeer, Frame.OP_NAK, qp.remoteQpNum, qp.number, seq, qp.responder.reqExpected - 1,
+            qp.requester.rspExpected - 1, status, eventCode, qp.responder.heldRequests.bits);
+    }
+
+    void sendDisconnect(final long peer, final int dstQp, final int srcQp, final int code, final QpImpl qp) {
+        if (peer < 0) {
+            return;
+        }
+        counters.disconnectsSent++;
+        final int reqAck = qp == null ? 0 : qp.responder.reqExpected - 1;
+        final int rspAck = qp == null ? 0 : qp.requester.rspExpected - 1;
+        sendControl(peer, Frame.OP_DISCONNECT, dstQp, srcQp, 0, reqAck, rspAck, code, 0,
+            qp == null ? 0 : qp.responder.heldRequests.bits);
+    }
+
+    void owesAck(final QpImpl qp) {
+        if (qp.inAckList) {
+            return;
+        }
+        if (ackCount == ackList.length) {
+            ackList = java.util.Arrays.copyOf(ackList, ackCount * 2);
+        }
+        ackList[ackCount++] = qp;
+        qp.inAckList = true;
+    }
+
+    private void flushAcks(final long now) {
+        int kept = 0;
+        for (int i = 0; i < ackCount; i++) {
+            final QpImpl qp = ackList[i];
+            if (qp.ackPending && !qp.destroyed && now - qp.ackDeadlineNs < 0) {
+                ackList[kept++] = qp;
+                continue;
+            }
+            if (qp.ackPending && !qp.destroyed) {
+                sendAck(qp);
+            }
+            qp.inAckList = false;
+        }
+        for (int i = kept; i < ackCount; i++) {
+            ackList[i] = null;
+        }
+        ackCount = kept;
+    }
+
+    // ---------------------------------------------------------------- frames in
+
+    /**
+     * Resolves a remote key and range at this (responding) NIC; on success fills {@link #remoteSegment},
+     * {@link #remoteOffset} and {@link #remoteRegion}.
+     *
+     * @return 0, or an error as {@code event << 16 | status}
+     */
+    int resolveRemote(final QpImpl qp, final int rKey, final long address, final long length, final int need,
+                      final boolean atomic) {
+        final EventCode badKey = atomic ? EventCode.INVALID_ATOMIC_KEY : EventCode.INVALID_RDMA_KEY;
+        final Object o = keys.lookup(rKey);
+        final MrImpl mr;
+        long at = address;
+        final int rights;
+        if (o instanceof MrImpl region && region.rKey == rKey && rKey != 0 && region.valid) {
+            mr = region;
+            rights = region.access;
+            if (mr.pd != qp.pd) {
+                return fault(WcStatus.PROTECTION_ERR, EventCode.PROTECTION_VIOLATION);
+            }
+        } else if (o instanceof MwImpl mw && mw.activeRKey == rKey && mw.bound && !mw.destroyed) {
+            if (mw.pd != qp.pd || mw.type == 2 && mw.boundQp != qp) {
+                return fault(WcStatus.PROTECTION_ERR, EventCode.PROTECTION_VIOLATION);
+            }
+            mr = mw.mr;
+            rights = mw.access;
+            if (mw.zeroBased) {
+                if (address < 0 || address > mw.length) {
+                    return fault(WcStatus.BOUNDS_ERR, EventCode.BOUNDS_VIOLATION);
+                }
+                at = mw.address + address;
+            }
+            if (!allowed(rights, need)) {
+                return fault(WcStatus.ACCESS_ERR, EventCode.ACCESS_VIOLATION);
+            }
+            if (Long.compareUnsigned(at + length, at) < 0) {
+                return fault(WcStatus.WRAP_ERR, EventCode.WRAP_ERROR);
+            }
+            final long off = at - mw.address;
+            if (off < 0 || off > mw.length || length > mw.length - off) {
+                return fault(WcStatus.BOUNDS_ERR, EventCode.BOUNDS_VIOLATION);
+            }
+        } else {
+            return fault(WcStatus.PROTECTION_ERR, badKey);
+        }
+        if (!mr.usable()) {
+            return fault(WcStatus.PROTECTION_ERR, badKey); // its arena was closed: as good as deregistered
+        }
+        if (!allowed(rights, need)) {
+            return fault(WcStatus.ACCESS_ERR, EventCode.ACCESS_VIOLATION);
+        }
+        if (Long.compareUnsigned(at + length, at) < 0) {
+            return fault(WcStatus.WRAP_ERR, EventCode.WRAP_ERROR);
+        }
+        if (!mr.contains(at, length)) {
+            return fault(WcStatus.BOUNDS_ERR, EventCode.BOUNDS_VIOLATION);
+        }
+        remoteSegment = mr.segment;
+        remoteOffset = at - mr.address;
+        remoteRegion = mr;
+        return 0;
+    }
+
+    private static boolean allowed(final int rights, final int need) {
+        if (need == Access.REMOTE_ATOMIC) {
+            return (rights & Access.REMOTE_ATOMIC) != 0
+                || (rights & (Access.REMOTE_READ | Access.REMOTE_WRITE)) == (Access.REMOTE_READ | Access.REMOTE_WRITE);
+        }
+        return (rights & need) == need;
+    }
+
+    private static int fault(final WcStatus status, final EventCode event) {
+        return event.code() << 16 | status.code();
+    }
+
+    @Override
+    public void onFrame(final MemorySegment f, final int length, final long peer) {
+        counters.framesReceived++;
+        if (length < Frame.HEADER_LENGTH || Frame.magic(f) != Frame.MAGIC || Frame.version(f) != Frame.VERSION
+            || Frame.payloadLength(f) != length - Frame.HEADER_LENGTH || (Frame.flags(f) & ~Frame.ALL_FLAGS) != 0) {
+            counters.badHeader++;
+            return;
+        }
+        final int opcode = Frame.opcode(f);
+        if (!knownOpcode(opcode)) {
+            counters.badOpcode++;
+            return;
+        }
+        final int dst = Frame.dstQp(f);
+        if (Frame.isConnectionManager(opcode)) {
+            if (dst != 0) {
+                counters.badHeader++;
+                return;
+            }
+            try {
+                cm.onFrame(f, opcode, peer);
+            } catch (final RuntimeException e) {
+                counters.engineErrors++; // that frame is lost; the rest of the receive batch still runs
+            }
+            return;
+        }
+        final Object o = qpTable.lookup(dst);
+        final QpImpl qp = o instanceof QpImpl q && q.number == dst && !q.destroyed ? q : null;
+        if (qp == null) {
+            counters.unknownQp++;
+            if (opcode != Frame.OP_DISCONNECT && opcode != Frame.OP_NAK && opcode != Frame.OP_ACK) {
+                sendDisconnect(peer, Frame.srcQp(f), dst, EventCode.INVALID_QP.code(), null);
+            }
+            return;
+        }
+        if (qp.state == QpState.IDLE) {
+            counters.notConnected++;
+            return;
+        }
+        if (peer != qp.remotePeer || Frame.srcQp(f) != qp.remoteQpNum) {
+            counters.foreignSource++;
+            return;
+        }
+        if (qp.state == QpState.ERROR) {
+            // Any frame but the peer's own NAK or DISCONNECT (those get no answer, so two queue pairs in ERROR never
+            // trade frames) is answered, one for one, with this side's NAK or DISCONNECT again: the first may have
+            // met a full ring or been lost, and an ACK may be all the peer still sends while it waits for a response.
+            if (opcode != Frame.OP_DISCONNECT && opcode != Frame.OP_NAK) {
+                qp.reannounceError();
+            }
+            return;
+        }
+        try {
+            qp.onFrame(f, opcode, rxNow);
+        } catch (final RuntimeException | InternalError e) {
+            // The queue pair's state can no longer be trusted: it fails, rather than go on and acknowledge work
+            // that may not have been done. (A request that fails is answered by the responder itself, with a NAK.)
+            // The rest of the receive batch still runs.
+            counters.engineErrors++;
+            qp.enterError(EventCode.QP_FATAL.code(), false, true, true);
+        }
+    }
+
+    private static boolean knownOpcode(final int opcode) {
+        return opcode <= Frame.OP_FETCH_ADD || opcode == Frame.OP_ACK || opcode == Frame.OP_DISCONNECT
+            || opcode == Frame.OP_READ_RESP || opcode == Frame.OP_ATOMIC_RESP || opcode == Frame.OP_NAK
+            || Frame.isConnectionManager(opcode);
+    }
+
+    // ---------------------------------------------------------------- progress
+
+    /**
+     * Receives a batch of frames, sends owed acknowledgements and runs due timers. Engine lock held. Allocation
+     * free.
+     *
+     * @param now the current time
+     * @return how much work was done
+     */
+    int progress(final long now) {
+        if (fatalCause != null) {
+            return 0; // a dead engine runs nothing: its link may be what failed
+        }
+        LAST_APP_NS.setOpaque(this, now); // opaque: the progress thread only needs to see it eventually
+        return doProgress(now);
+    }
+
+    private int doProgress(final long now) {
+        rxNow = now;
+        int work = link.receive(this, RX_BATCH);
+        if (ackCount > 0) {
+            flushAcks(now);
+        }
+        if (txBlocked) {
+            txBlocked = false;
+            for (int i = 0; i < qps.size(); i++) {
+                final QpImpl qp = qps.get(i);
+                if (qp.state == QpState.CONNECTED) {
+                    qp.requester.pump(now);
+                    qp.responder.pumpResponses(now);
+                }
+            }
+        }
+        if (now - nextTimerNs >= 0) {
+            nextTimerNs = now + timerPeriodNs;
+            for (int i = 0; i < qps.size(); i++) {
+                qps.get(i).onTimer(now);
+            }
+            cm.onTimer(now);
+            work++;
+        }
+        return work;
+    }
+
+    private long nextDeadline(final long now) {
+        long deadline = now + timerPeriodNs;
+        for (int i = 0; i < ackCount; i++) {
+            deadline = Math.min(deadline, ackList[i].ackDeadlineNs);
+        }
+        for (int i = 0; i < qps.size(); i++) {
+            final QpImpl qp = qps.get(i);
+            if (qp.state == QpState.CONNECTED) {
+                deadline = Math.min(deadline, Math.min(qp.requester.nextDeadline(), qp.responder.nextDeadline()));
+            }
+        }
+        return deadline;
+    }
+
+    /**
+     * The progress thread's body. A {@link RuntimeException} inside the engine is counted ({@code engine.errors})
+     * and the thread goes on (the protocol retransmits what was lost); anything else that escapes, an
+     * {@link Error} anywhere or an exception from the link outside the engine lock, puts the NIC into its fatal
+     * state ({@link #failFatally}) instead of ending the thread silently.
+     */
+    private void progressLoop() {
+        try {
+            runProgress();
+        } catch (final Throwable t) {
+            failFatally(t);
+        }
+    }
+
+    /**
+     * The NIC's engine died: from now on it is fatal, as an RDMA device after {@code IBV_EVENT_DEVICE_FATAL}.
+     * Every queue pair enters ERROR, so every outstanding work request completes with {@code FLUSHED}, and its
+     * peer is told with a DISCONNECT carrying {@code QP_FATAL} where the link still carries it; one
+     * {@code NIC_FATAL} event goes to the NIC's event queue, counted in {@code engine.errors}; posts, modifies and
+     * connection manager calls fail with EIO; polls return what was completed. Closing still works.
+     */
+    private void failFatally(final Throwable cause) {
+        fatalCause = cause; // first, so that nothing new is accepted while the rest is done
+        try {
+            lock.lock();
+            try {
+                counters.engineErrors++;
+                for (int i = 0; i < qps.size(); i++) {
+                    final QpImpl qp = qps.get(i);
+                    final boolean wasConnected = qp.state == QpState.CONNECTED;
+                    qp.enterError(EventCode.QP_FATAL.code(), false, false, false);
+                    if (wasConnected) {
+                        tellPeerFatal(qp);
+                    }
+                }
+                cm.nicFailed();
+                asyncEvent(EventCode.NIC_FATAL.code(), ResourceType.NIC, this);
+            } finally {
+                lock.unlock();
+            }
+        } catch (final Throwable secondary) {
+            cause.addSuppressed(secondary); // the event or a flush failed as well: EIO still names the cause
+        }
+    }
+
+    private void tellPeerFatal(final QpImpl qp) {
+        try {
+            sendDisconnect(qp.remotePeer, qp.remoteQpNum, qp.number, EventCode.QP_FATAL.code(), qp);
+        } catch (final RuntimeException linkFailed) {
+            counters.linkBusy++; // the link is what failed: the peer learns from its own timeout
+        }
+    }
+
+    private void runProgress() {
+        while (!closed) {
+            long now = System.nanoTime();
+            final long appNs = (long) LAST_APP_NS.getOpaque(this); // pairs with the opaque write in progress()
+            if (now - appNs < APP_ACTIVE_NS && device.blockedWaiters.get() == 0) {
+                // The application drives the engine (its polls run the timers too): stay off the lock, so that
+                // its posts and polls never contend with this thread (a contended lock() allocates a queue node)
+                // and look again when it would count as idle.
+                LockSupport.parkNanos(this, Math.max(1000, appNs + APP_ACTIVE_NS - now));
+                continue;
+            }
+            long waitNs = timerPeriodNs;
+            // A lock held by someone else means the application is driving the engine right now.
+            boolean appActive = true;
+            int work = 0;
+            if (lock.tryLock()) {
+                try {
+                    if (closed) {
+                        return;
+                    }
+                    appActive = now - lastAppNs < APP_ACTIVE_NS && device.blockedWaiters.get() == 0;
+                    if (!appActive || now - nextTimerNs >= 0 || ackCount > 0) {
+                        work = doProgress(now);
+                    }
+                    waitNs = Math.max(1000, nextDeadline(now) - now);
+                } catch (final RuntimeException e) {
+                    // The engine thread must survive whatever happens (say, memory freed under a registration):
+                    // count it and go on; the protocol retransmits what was lost.
+                    counters.engineErrors++;
+                } finally {
+                    lock.unlock();
+                }
+            }
+            if (work > 1 && !appActive) {
+                continue;
+            }
+            if (appActive) {
+                // The application drives the engine; look again soon, so that when it stops polling (or blocks
+                // on an event) frames are served promptly. Frames do not wake this thread meanwhile: waking it
+                // would cost every sender an unpark.
+                LockSupport.parkNanos(this, Math.min(waitNs, APP_ACTIVE_NS));
+            } else {
+                link.await(Math.min(waitNs, timerPeriodNs));
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- close
+
+    @Override
+    public void close() {
+        lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            if (!pds.isEmpty() || !cqs.isEmpty()) {
+                throw new DetException(Errno.EBUSY, pds.size() + " protection domain(s) and " + cqs.size()
+                    + " completion queue(s) remain");
+            }
+            closed = true;
+        } finally {
+            lock.unlock();
+        }
+        shutdown();
+    }
+
+    /** Destroys everything on the NIC, then closes it (device close). */
+    void closeAll() {
+        final List<QpImpl> toDestroy;
+        lock.lock();
+        try {
+            toDestroy = new ArrayList<>(qps);
+        } finally {
+            lock.unlock();
+        }
+        for (final QpImpl qp : toDestroy) {
+            qp.close();
+        }
+        lock.lock();
+        try {
+            for (final CqImpl cq : new ArrayList<>(cqs)) {
+                cq.users = 0;
+                cq.close();
+            }
+            final List<Object> objects = keys.all();
+            for (final Object o : objects) {
+                if (o instanceof MwImpl mw) {
+                    mw.close();
+                }
+            }
+            for (final Object o : objects) {
+                if (o instanceof MrImpl mr) {
+                    mr.close();
+                }
+            }
+            for (final PdImpl pd : new ArrayList<>(pds)) {
+                pd.users = 0;
+                pd.close();
+            }
+            closed = true;
+        } finally {
+            lock.unlock();
+        }
+        shutdown();
+    }
+
+    private void shutdown() {
+        closed = true;
+        try {
+            link.wakeup();
+            if (progressThread != null && progressThread != Thread.currentThread()) {
+                progressThread.interrupt();
+                try {
+                    progressThread.join(2000);
+                } catch (final InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        } finally {
+            // Whatever failed above or here, every resource is released and the NIC leaves its device and queue.
+            lock.lock();
+            try {
+                try {
+                    link.close();
+                } finally {
+                    try {
+                        cm.close();
+                    } finally {
+                        reorder.close();
+                    }
+                }
+            } finally {
+                lock.unlock();
+                releaseEventUser(event, this);
+                device.removeNic(this);
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Nic[" + name + " @ " + link.address() + "]";
+    }
+}

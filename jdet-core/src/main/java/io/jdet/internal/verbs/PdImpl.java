@@ -1,0 +1,111 @@
+package io.jdet.internal.verbs;
+
+import io.jdet.Access;
+import io.jdet.DetException;
+import io.jdet.Errno;
+import io.jdet.MemoryRegion;
+import io.jdet.MemoryWindow;
+import io.jdet.Nic;
+import io.jdet.ProtectionDomain;
+import io.jdet.QpCreate;
+import io.jdet.QueuePair;
+
+import java.lang.foreign.MemorySegment;
+
+/** A protection domain: a scope shared by regions, windows and queue pairs, counted so it cannot go while used. */
+public final class PdImpl implements ProtectionDomain {
+    final NicImpl nic;
+    /** Regions, windows and queue pairs in the domain. */
+    int users;
+    boolean closed;
+
+    PdImpl(final NicImpl nic) {
+        this.nic = nic;
+    }
+
+    @Override
+    public Nic nic() {
+        return nic;
+    }
+
+    @Override
+    public MemoryRegion regMr(final MemorySegment segment, final int access) {
+        nic.lock.lock();
+        try {
+            checkOpen();
+            return MrImpl.register(this, segment, access);
+        } finally {
+            nic.lock.unlock();
+        }
+    }
+
+    @Override
+    public MemoryWindow createMw(final int type) {
+        nic.lock.lock();
+        try {
+            checkOpen();
+            if (type != 1 && type != 2) {
+                throw new DetException(Errno.EINVAL, "window type must be 1 or 2, not " + type);
+            }
+            if (nic.mwCount >= NicImpl.MAX_MWS) {
+                throw new DetException(Errno.EAGAIN, "the NIC has " + NicImpl.MAX_MWS + " windows");
+            }
+            return new MwImpl(this, type);
+        } finally {
+            nic.lock.unlock();
+        }
+    }
+
+    @Override
+    public QueuePair createQp(final QpCreate create) {
+        nic.lock.lock();
+        try {
+            checkOpen();
+            return QpImpl.create(this, create);
+        } finally {
+            nic.lock.unlock();
+        }
+    }
+
+    void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("protection domain deallocated");
+        }
+        nic.checkOpen();
+    }
+
+    /** Checks an access mask for a region, as det_reg_mr does. */
+    static void checkRegionAccess(final int access) {
+        if ((access & ~Access.ALL_REGION) != 0) {
+            throw new DetException(Errno.EINVAL, "unknown access bits 0x" + Integer.toHexString(access));
+        }
+        if ((access & Access.REMOTE_READ) != 0 && (access & Access.LOCAL_READ) == 0) {
+            throw new DetException(Errno.EINVAL, "REMOTE_READ needs LOCAL_READ");
+        }
+        if ((access & (Access.REMOTE_WRITE | Access.REMOTE_ATOMIC)) != 0 && (access & Access.LOCAL_WRITE) == 0) {
+            throw new DetException(Errno.EINVAL, "REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE");
+        }
+    }
+
+    @Override
+    public void close() {
+        nic.lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            if (users > 0) {
+                throw new DetException(Errno.EBUSY, users + " region(s), window(s) or queue pair(s) remain");
+            }
+            closed = true;
+            nic.pds.remove(this);
+        } finally {
+            nic.lock.unlock();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "ProtectionDomain@" + Integer.toHexString(System.identityHashCode(this)) + "[" + nic.address() + "]";
+    }
+}

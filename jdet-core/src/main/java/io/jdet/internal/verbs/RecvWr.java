@@ -1,0 +1,10 @@
+package io.jdet.internal.verbs;
+
+/** One receive queue slot. Preallocated and reused. */
+final class RecvWr extends WorkRequest {
+    long id;
+
+    RecvWr(final int sges) {
+        super(sges);
+    }
+}

@@ -1,0 +1,694 @@
+package io.jdet.internal.verbs;
+
+import io.jdet.EventCode;
+import io.jdet.WcStatus;
+import io.jdet.WrFlags;
+import io.jdet.internal.link.FrameGather;
+import io.jdet.internal.protocol.HeldFrames;
+import io.jdet.internal.protocol.OrderedStream;
+import io.jdet.internal.protocol.PeerValues;
+import io.jdet.internal.protocol.SackScoreboard;
+import io.jdet.internal.wire.Frame;
+
+import java.lang.foreign.MemorySegment;
+
+import static io.jdet.internal.wire.Frame.after;
+
+/**
+ * The requesting half of a queue pair: the send queue, the outgoing request stream and the incoming response
+ * stream.
+ *
+ * <p>Work requests are admitted in post order; admission gives a data request its range of sequence numbers (one
+ * per frame), runs local operations (binds, invalidates) in send queue order, and holds back a fenced request or
+ * a read or atomic beyond max_or (head of line, as DET). Frames go out while the window allows; the peer's
+ * cumulative acknowledgement completes sends and writes; reads and atomics complete when their response has
+ * arrived in order. Loss is repaired by going back to the first unacknowledged frame after a retransmission
+ * timeout that follows the measured round-trip time with exponential back-off. Engine lock held throughout.
+ */
+final class Requester implements OrderedStream {
+    private final QpImpl qp;
+    private final NicImpl nic;
+    final WorkRing<SendWr> queue;
+    /** Next work request to report. */
+    long completeIdx;
+    /** Next work request to admit. */
+    long admitIdx;
+    /** First admitted request not yet known to be acknowledged. */
+    private long ackScanIdx;
+    /** The work request holding {@link #txSeq} (a search hint). */
+    private long txIdx;
+    private int nextSeq;
+    private int txSeq;
+    private int lastAcked;
+    private int highestSent;
+    private int nextMsgId;
+    int orDepth;
+    private int pendingReap;
+    /** Next in-order response sequence number expected. */
+    int rspExpected;
+    private long lastProgressNs;
+    private long lastAckProgressNs;
+    private long lastResponseNs;
+    private long rtoNs;
+    private long srttNs;
+    private long rttvarNs;
+    private int timedSeq;
+    private long timedSentNs;
+    private long rnrHoldUntilNs;
+    /** Which requests beyond the cumulative ack the peer holds. */
+    private final SackScoreboard scoreboard = new SackScoreboard();
+    /** Responses that arrived beyond a gap, held until it fills. */
+    final HeldFrames heldResponses;
+
+    Requester(final QpImpl qp, final int size) {
+        this.qp = qp;
+        this.nic = qp.nic;
+        this.queue = new WorkRing<>(size, SendWr::new);
+        this.heldResponses = new HeldFrames(nic.reorder);
+        reset();
+    }
+
+    void reset() {
+        heldResponses.drop();
+        queue.clear();
+        completeIdx = admitIdx = ackScanIdx = txIdx = 0;
+        nextSeq = txSeq = 1;
+        lastAcked = highestSent = 0;
+        nextMsgId = 0;
+        orDepth = 0;
+        pendingReap = 0;
+        rspExpected = 1;
+        rtoNs = nic.minRtoNs;
+        srttNs = 0;
+        rttvarNs = 0;
+        timedSeq = 0;
+        rnrHoldUntilNs = 0;
+        scoreboard.reset(0);
+    }
+
+    void connected(final long now) {
+        lastProgressNs = lastAckProgressNs = lastResponseNs = now;
+    }
+
+    /**
+     * Starts the streams at negotiated sequence numbers instead of 1 (connection manager). Before any post.
+     *
+     * @param requestIsn      the first sequence number of the outgoing request stream
+     * @param peerResponseIsn the first sequence number of the peer's response stream
+     */
+    void startAt(final int requestIsn, final int peerResponseIsn) {
+        nextSeq = txSeq = requestIsn;
+        lastAcked = highestSent = requestIsn - 1;
+        scoreboard.reset(lastAcked);
+        rspExpected = peerResponseIsn;
+    }
+
+    /** Whether every posted work request has completed. */
+    boolean drained() {
+        return completeIdx == queue.tail;
+    }
+
+
+
+
+
+    void resize(final int size) {
+        final long shift = queue.resize(size);
+        completeIdx -= shift;
+        admitIdx -= shift;
+        ackScanIdx -= shift;
+        txIdx = Math.max(0, txIdx - shift);
+    }
+
+
+    /** Commits the slot at the queue.tail and starts transmitting. */
+    void post(final long now) {
+        queue.at(queue.tail).ordinal = queue.tail;
+        queue.tail++;
+        nic.counters.wrPosted++;
+        pump(now);
+    }
+
+    // ---------------------------------------------------------------- transmit
+
+    /** Sends what the window, max_or, fences and the link allow. */
+    void pump(final long now) {
+        while (qp.state == io.jdet.QpState.CONNECTED) {
+            if (rnrHoldUntilNs != 0) {
+                if (now - rnrHoldUntilNs < 0) {
+                    return;
+                }
+                rnrHoldUntilNs = 0;
+            }
+            if (txSeq == nextSeq) {
+                if (admitIdx == queue.tail || !admit(queue.at(admitIdx), now)) {
+                    return;
+                }
+                continue;
+            }
+            if (after(txSeq, lastAcked + nic.window)) {
+                return;
+            }
+            if (!after(txSeq, highestSent) && scoreboard.isSacked(txSeq, lastAcked)) {
+                txSeq++; // going back: the peer holds this one already
+                continue;
+            }
+            SendWr w = queue.at(txIdx);
+            while (!contains(w, txSeq)) {
+                txIdx++;
+                w = queue.at(txIdx);
+            }
+            if (!transmit(w, txSeq, !after(txSeq, highestSent), now)) {
+                nic.txBlocked = true;
+                return;
+            }
+            txSeq++;
+        }
+    }
+
+    private static boolean contains(final SendWr w, final int seq) {
+        return w.state != SendWr.QUEUED && !w.isLocal() && !after(w.startSeq, seq) && !after(seq, w.endSeq);
+    }
+
+    /** Admits the next work request; false if it must wait. */
+    private boolean admit(final SendWr w, final long now) {
+        if ((w.flags & WrFlags.FENCED) != 0 && orDepth > 0) {
+            return false;
+        }
+        if (w.isLocal()) {
+            w.state = SendWr.DONE;
+            w.status = LocalOps.run(qp, w);
+            w.startSeq = nextSeq;
+            w.endSeq = nextSeq - 1;
+            admitIdx++;
+            if (ackScanIdx == admitIdx - 1) {
+                ackScanIdx = admitIdx;
+            }
+            completeWalk();
+            if (w.status != WcStatus.SUCCESS) {
+                qp.enterError(EventCode.QP_ERROR.code(), false, true, true);
+                return false;
+            }
+            return true;
+        }
+        if (w.needsResponse()) {
+            if (orDepth >= qp.maxOr) {
+                return false;
+            }
+            if (orDepth == 0) {
+                lastResponseNs = now;
+            }
+            orDepth++;
+            w.msgId = (int) w.ordinal;
+        } else if (w.kind == SendWr.KIND_SEND || (w.flags & WrFlags.IMMEDIATE) != 0) {
+            w.msgId = nextMsgId++;
+        } else {
+            w.msgId = 0;
+        }
+        final long total = w.needsResponse() ? 0 : w.segments.total;
+        final int frames = (int) Math.max(1, (total + nic.maxPayload - 1) / nic.maxPayload);
+        w.startSeq = nextSeq;
+        w.endSeq = nextSeq + frames - 1;
+        nextSeq += frames;
+        w.state = SendWr.ACTIVE;
+        admitIdx++;
+        return true;
+    }
+
+    /** Builds and sends one frame of a request. */
+    private boolean transmit(final SendWr w, final int seq, final boolean retransmission, final long now) {
+        final MemorySegment h = nic.txHeader;
+        final FrameGather g = nic.txGather;
+        g.clear();
+        final long offset = (long) (seq - w.startSeq) * nic.maxPayload;
+        final boolean last = seq == w.endSeq;
+        int flags = last ? Frame.FLAG_LAST : 0;
+        if (retransmission || last && (w.flags & WrFlags.SUPPRESSED) == 0) {
+            flags |= Frame.FLAG_FORCE_ACK;
+        }
+        int opcode;
+        int payload = 0;
+        long address = 0;
+        int key = w.rKey;
+        int length = (int) w.segments.total;
+        switch (w.kind) {
+            case SendWr.KIND_SEND -> {
+                opcode = Frame.OP_SEND;
+                payload = (int) Math.min(nic.maxPayload, w.segments.total - offset);
+                if (last && (w.flags & WrFlags.IMMEDIATE) != 0) {
+                    flags |= Frame.FLAG_IMMEDIATE;
+                }
+                if (last && (w.flags & WrFlags.SOLICITED) != 0) {
+                    flags |= Frame.FLAG_SOLICITED;
+                }
+                if (w.operand1 != 0) {
+                    flags |= Frame.FLAG_INVALIDATE;
+                } else {
+                    key = 0;
+                }
+            }
+            case SendWr.KIND_WRITE -> {
+                opcode = Frame.OP_WRITE;
+                payload = (int) Math.min(nic.maxPayload, w.segments.total - offset);
+                address = w.remoteAddress + offset;
+                if ((w.flags & WrFlags.IMMEDIATE) != 0) {
+                    flags |= Frame.FLAG_IMMEDIATE;
+                    if (last && (w.flags & WrFlags.SOLICITED) != 0) {
+                        flags |= Frame.FLAG_SOLICITED;
+                    }
+                }
+            }
+            case SendWr.KIND_READ -> {
+                opcode = Frame.OP_READ;
+                address = w.remoteAddress;
+                flags |= Frame.FLAG_FORCE_ACK;
+            }
+            case SendWr.KIND_COMP_EXCH -> {
+                opcode = Frame.OP_COMP_EXCH;
+                address = w.remoteAddress;
+                length = 8;
+            }
+            default -> {
+                opcode = Frame.OP_FETCH_ADD;
+                address = w.remoteAddress;
+                length = 8;
+            }
+        }
+        Frame.writeBase(h, opcode, flags, payload, qp.remoteQpNum, qp.number, seq, qp.responder.reqExpected - 1,
+            rspExpected - 1, w.msgId);
+        final boolean atomic = w.kind == SendWr.KIND_COMP_EXCH || w.kind == SendWr.KIND_FETCH_ADD;
+        Frame.writeExtension(h, address, atomic ? w.operand1 : 0, atomic ? w.operand2 : 0, key, length,
+            (int) offset, w.immediate);
+        if (payload > 0) {
+            if (!w.segments.stillValid()) {
+                return failLocal(w);
+            }
+            w.segments.gather(g, offset, payload);
+        }
+        final int outcome = nic.transmit(qp, payload);
+        if (outcome == NicImpl.MEMORY_GONE) {
+            return failLocal(w);
+        }
+        if (outcome != NicImpl.SENT) {
+            return false;
+        }
+        if (retransmission) {
+            nic.counters.retransmitted++;
+        } else {
+            if (timedSeq == 0) {
+                timedSeq = seq;
+                timedSentNs = now;
+            }
+            if (highestSent == lastAcked) {
+                lastProgressNs = now;
+                lastAckProgressNs = now;
+            }
+            highestSent = seq;
+        }
+        return true;
+    }
+
+    /**
+     * A local segment of a send or write was deregistered (or its arena closed) before all of it was sent: the
+     * engine may not read the memory any more, so the request fails and the queue pair enters ERROR.
+     *
+     * @return false: nothing was sent
+     */
+    private boolean failLocal(final SendWr w) {
+        fail(w, WcStatus.LOCAL_PROTECTION_ERR, EventCode.INVALID_L_KEY.code());
+        return false;
+    }
+
+    // ---------------------------------------------------------------- acknowledgements
+
+    /**
+     * Takes the peer's acknowledgement of the request stream: the cumulative {@code ack} and the selective-ack bits
+     * (bit i: the peer holds request {@code ack + 2 + i}). Gaps below a selectively acknowledged request are
+     * retransmitted at once, each once per recovery; the timer covers a retransmission that is lost again.
+     */
+    void onAck(final int ack, final int sack, final long now) {
+        if (after(ack, highestSent)) {
+            return;
+        }
+        final boolean advanced = after(ack, lastAcked);
+        scoreboard.onAck(lastAcked, ack, sack, highestSent);
+        if (!advanced) {
+            if (scoreboard.any()) {
+                repair(now);
+            }
+            return;
+        }
+        lastAcked = ack;
+        lastProgressNs = now;
+        lastAckProgressNs = now;
+        if (timedSeq != 0 && !after(timedSeq, ack)) {
+            sampleRtt(now - timedSentNs);
+            timedSeq = 0;
+        }
+        while (ackScanIdx < admitIdx) {
+            final SendWr w = queue.at(ackScanIdx);
+            if (!w.isLocal()) {
+                if (after(w.endSeq, lastAcked)) {
+                    break;
+                }
+                if (!w.needsResponse() && w.state == SendWr.ACTIVE) {
+                    w.state = SendWr.DONE;
+                }
+            }
+            ackScanIdx++;
+        }
+        if (!after(txSeq, lastAcked)) {
+            // Going back, and the peer has acknowledged past the resend point: resume after what it holds.
+            txSeq = lastAcked + 1;
+            txIdx = ackScanIdx;
+        }
+        completeWalk();
+        if (scoreboard.any()) {
+            repair(now);
+        }
+        pump(now);
+    }
+
+    /** Retransmits each gap below the highest selectively acknowledged request, once per recovery. */
+    private void repair(final long now) {
+        final int top = scoreboard.top(lastAcked);
+        for (int seq = scoreboard.repairFrom(lastAcked); after(top, seq); seq++) {
+            if (!after(txSeq, seq)) {
+                return; // going back already: the pump resends it
+            }
+            if (!scoreboard.isSacked(seq, lastAcked)) {
+                final SendWr w = findBySeq(seq);
+                if (w == null || !transmit(w, seq, true, now)) {
+                    return;
+                }
+                nic.counters.sackRetransmitted++;
+                timedSeq = 0; // Karn: no round-trip sample from a retransmitted range
+            }
+            scoreboard.repaired(seq);
+        }
+    }
+
+    private void sampleRtt(final long sample) {
+        if (srttNs == 0) {
+            srttNs = sample;
+            rttvarNs = sample / 2;
+        } else {
+            final long delta = Math.abs(srttNs - sample);
+            rttvarNs = (3 * rttvarNs + delta) / 4;
+            srttNs = (7 * srttNs + sample) / 8;
+        }
+        rtoNs = Math.min(nic.maxRtoNs, Math.max(nic.minRtoNs, srttNs + 4 * rttvarNs));
+    }
+
+    /** Reports finished work requests in post order; suppressed successes only add to the next reap count. */
+    void completeWalk() {
+        while (completeIdx < admitIdx) {
+            final SendWr w = queue.at(completeIdx);
+            if (w.state != SendWr.DONE) {
+                return;
+            }
+            completeIdx++;
+            if (w.status != WcStatus.SUCCESS || (w.flags & WrFlags.SUPPRESSED) == 0) {
+                final int reap = pendingReap + 1;
+                pendingReap = 0;
+                if (!qp.sqCq.append(w.id, w.status, w.type, 0, w.resultLength, 0, 0, reap, qp, false)) {
+                    qp.completionLost();
+                    return;
+                }
+            } else {
+                pendingReap++;
+            }
+            nic.counters.wrCompleted++;
+        }
+    }
+
+    // ---------------------------------------------------------------- NAKs, responses, timers
+
+    /**
+     * A NAK of request {@code seq}. One naming no request that was sent and is not acknowledged is ignored (NAKs
+     * are unsequenced: a late repeat is harmless); one whose status or event is out of range, or a
+     * receiver-not-ready NAK of anything but the first frame of a message that consumes a receive, is a protocol
+     * error: the request completes with {@link WcStatus#BAD_RESPONSE} and the queue pair fails.
+     */
+    void onNak(final MemorySegment f, final long now) {
+        final int seq = Frame.seq(f);
+        final int status = Frame.key(f);
+        final SendWr w = nakTarget(seq, status);
+        if (w == null) {
+            nic.counters.naksIgnored++;
+            return;
+        }
+        if (status == Frame.NAK_RNR) {
+            nic.counters.rnrNaksReceived++;
+            if (seq != w.startSeq || !consumesReceive(w)) {
+                protocolError(w, EventCode.QP_ERROR);
+                return;
+            }
+            nic.observer.receiverNotReady(qp.number, seq);
+            if (after(seq, txSeq - 1) && rnrHoldUntilNs != 0) {
+                return;
+            }
+            w.rnrRetries++;
+            if (w.rnrRetries > nic.rnrRetryCount) {
+                fail(w, WcStatus.RNR_RETRY_EXCEEDED, EventCode.QP_RQ_ERROR.code() | EventCode.REMOTE_BIT);
+                return;
+            }
+            scoreboard.forget();
+            goBack(seq);
+            rnrHoldUntilNs = now + nic.rnrDelayNs;
+            return;
+        }
+        nic.counters.naksReceived++;
+        final int event = Frame.length(f);
+        if (!PeerValues.nakStatus(status) || !PeerValues.qpEvent(event)) {
+            protocolError(w, EventCode.QP_ERROR);
+            return;
+        }
+        w.status = WcStatus.of(status);
+        w.state = SendWr.DONE;
+        if (w.needsResponse()) {
+            orDepth--;
+        }
+        completeWalk();
+        qp.enterError(event, true, false, true);
+    }
+
+    private static boolean consumesReceive(final SendWr w) {
+        return w.kind == SendWr.KIND_SEND || w.kind == SendWr.KIND_WRITE && (w.flags & WrFlags.IMMEDIATE) != 0;
+    }
+
+    /**
+     * The peer broke the protocol answering a request: it completes with {@link WcStatus#BAD_RESPONSE} (if there
+     * is one to blame) and the connection fails ({@link QpImpl#protocolError}).
+     *
+     * @param w     the request the bad frame answered, or null
+     * @param event the event raised and sent to the peer
+     */
+    private void protocolError(final SendWr w, final EventCode event) {
+        if (w != null) {
+            w.status = WcStatus.BAD_RESPONSE;
+            w.state = SendWr.DONE;
+            completeWalk();
+        }
+        qp.protocolError(event);
+    }
+
+    /** The oldest read or atomic still waiting for its response, or null. */
+    private SendWr oldestAwaitingResponse() {
+        for (long i = completeIdx; i < admitIdx; i++) {
+            final SendWr w = queue.at(i);
+            if (w.needsResponse() && w.state == SendWr.ACTIVE) {
+                return w;
+            }
+        }
+        return null;
+    }
+
+    /** Fails the oldest outstanding request (or w) with a status, then the queue pair. */
+    private void fail(final SendWr w, final WcStatus status, final int rawEvent) {
+        w.status = status;
+        w.state = SendWr.DONE;
+        completeWalk();
+        final int code = rawEvent & ~EventCode.REMOTE_BIT;
+        qp.enterError(code, (rawEvent & EventCode.REMOTE_BIT) != 0, true, true);
+    }
+
+    /**
+     * The work request a NAK names: one sent and not yet acknowledged, or a read or atomic whose request was
+     * acknowledged (by its first response frames) but whose response is still coming: a responder that fails
+     * part-way through a read response (its region was deregistered) NAKs the request then. Any other NAK is stale
+     * or forged, and is ignored.
+     */
+    private SendWr nakTarget(final int seq, final int status) {
+        if (after(seq, lastAcked) && !after(seq, highestSent)) {
+            return findBySeq(seq);
+        }
+        if (status == Frame.NAK_RNR) {
+            return null;
+        }
+        final SendWr w = findBySeq(seq);
+        return w != null && w.needsResponse() && w.state == SendWr.ACTIVE ? w : null;
+    }
+
+    private SendWr findBySeq(final int seq) {
+        for (long i = completeIdx; i < admitIdx; i++) {
+            final SendWr w = queue.at(i);
+            if (contains(w, seq)) {
+                return w;
+            }
+        }
+        return null;
+    }
+
+    private void goBack(final int seq) {
+        scoreboard.goBack(seq);
+        txSeq = seq;
+        // The first request not known to be acknowledged: a read or atomic can be complete (its response came)
+        // while its request is not acknowledged yet, so completeIdx may already be past the resend point.
+        txIdx = ackScanIdx;
+        timedSeq = 0;
+    }
+
+    /**
+     * A response frame. One beyond a gap is held and selectively acknowledged at once (an ACK flagged
+     * RESPONSE_SACK); held responses are processed in order when the gap fills.
+     */
+    void onResponse(final MemorySegment f, final int opcode, final long now) {
+        final int outcome = heldResponses.deliver(this, qp, f, opcode, now);
+        if (outcome != HeldFrames.PROCESSED) {
+            HeldFrames.count(outcome, nic.counters);
+            nic.sendResponseAck(qp); // at once, with the selective-ack bits
+        }
+    }
+
+    @Override
+    public int expected() {
+        return rspExpected;
+    }
+
+    /** Runs the in-order response {@code seq}; true if {@link #rspExpected} advanced and the pair is connected. */
+    @Override
+    public boolean process(final MemorySegment f, final int opcode, final int seq, final long now) {
+        final int id = Frame.msgId(f);
+        final int d = id - (int) completeIdx;
+        final SendWr w = d >= 0 && completeIdx + d < admitIdx ? queue.at(completeIdx + d) : null;
+        final boolean read = opcode == Frame.OP_READ_RESP;
+        if (w == null || w.ordinal != completeIdx + d || w.state != SendWr.ACTIVE
+            || read != (w.kind == SendWr.KIND_READ) || !w.needsResponse() || after(w.startSeq, highestSent)) {
+            // A response to no request this side sent: the oldest read or atomic was due an answer and got this.
+            nic.counters.badResponses++;
+            protocolError(oldestAwaitingResponse(), read ? EventCode.INVALID_RDMA_ID : EventCode.INVALID_ATOMIC_ID);
+            return false;
+        }
+        rspExpected++;
+        lastResponseNs = now;
+        qp.frameReceived(now);
+        if (after(w.endSeq, lastAcked)) {
+            // The peer runs requests in order: a response to this one acknowledges it and every earlier one.
+            onAck(w.endSeq, 0, now);
+        }
+        if (!w.segments.stillValid()) {
+            orDepth--;
+            fail(w, WcStatus.LOCAL_PROTECTION_ERR, EventCode.INVALID_L_KEY.code());
+            return false;
+        }
+        if (read) {
+            final int offset = Frame.offset(f);
+            final int n = Frame.payloadLength(f);
+            final long end = (long) offset + n;
+            final boolean last = (Frame.flags(f) & Frame.FLAG_LAST) != 0;
+            // Fragments come in order, each where the last one ended; LAST exactly at the end of the read.
+            if (offset != w.bytesReceived || (last ? end != w.segments.total : n == 0 || end >= w.segments.total)) {
+                nic.counters.badResponses++;
+                orDepth--;
+                protocolError(w, EventCode.INVALID_LENGTH);
+                return false;
+            }
+            w.segments.place(f, Frame.HEADER_LENGTH, offset, n);
+            if (!last) {
+                w.bytesReceived = (int) end;
+                return qp.state == io.jdet.QpState.CONNECTED;
+            }
+            w.resultLength = (int) w.segments.total;
+        } else {
+            w.segments.place(f, Frame.OPERAND1_OFFSET, 0, 8);
+            w.resultLength = 8;
+        }
+        w.state = SendWr.DONE;
+        orDepth--;
+        completeWalk();
+        pump(now);
+        return qp.state == io.jdet.QpState.CONNECTED;
+    }
+
+    void onTimer(final long now) {
+        if (after(highestSent, lastAcked) && now - lastProgressNs >= rtoNs) {
+            final SendWr oldest = findBySeq(lastAcked + 1);
+            final boolean noTimeout = oldest != null && (oldest.flags & WrFlags.NO_TIMEOUT) != 0;
+            if (!noTimeout && now - lastAckProgressNs >= nic.ackTimeoutNs) {
+                nic.counters.retryExceeded++;
+                fail(oldest != null ? oldest : queue.at(completeIdx), WcStatus.RETRY_EXCEEDED,
+                    EventCode.ACK_TIMEOUT.code());
+                return;
+            }
+            nic.counters.timeouts++;
+            nic.observer.retransmitTimeout(qp.number, false, lastAcked + 1, rtoNs);
+            scoreboard.onTimeout();
+            goBack(lastAcked + 1);
+            rtoNs = Math.min(rtoNs * 2, nic.maxRtoNs);
+            lastProgressNs = now;
+        } else if (orDepth > 0 && !after(highestSent, lastAcked) && now - lastResponseNs >= nic.ackTimeoutNs) {
+            for (long i = completeIdx; i < admitIdx; i++) {
+                final SendWr w = queue.at(i);
+                if (w.needsResponse() && w.state == SendWr.ACTIVE) {
+                    nic.counters.retryExceeded++;
+                    fail(w, WcStatus.RETRY_EXCEEDED, EventCode.ACK_TIMEOUT.code());
+                    return;
+                }
+            }
+        }
+        pump(now);
+    }
+
+    /**
+     * Flushes every outstanding work request, suppressed ones too, with FLUSHED.
+     *
+     * @return how many were flushed
+     */
+    int flush() {
+        int flushed = 0;
+        for (long i = completeIdx; i < queue.tail; i++) {
+            final SendWr w = queue.at(i);
+            final int reap = pendingReap + 1;
+            pendingReap = 0;
+            flushed++;
+            // A request that already failed (a local operation, or a NAK behind unfinished work) keeps its status.
+            final WcStatus status = i < admitIdx && w.state == SendWr.DONE && w.status != WcStatus.SUCCESS
+                ? w.status : WcStatus.FLUSHED;
+            if (!qp.sqCq.append(w.id, status, w.type, 0, 0, 0, 0, reap, qp, false)) {
+                pendingReap = 0;
+            }
+            w.window = null;
+            w.bindRegion = null;
+        }
+        completeIdx = admitIdx = ackScanIdx = txIdx = queue.tail;
+        orDepth = 0;
+        txSeq = nextSeq;
+        highestSent = lastAcked = nextSeq - 1;
+        scoreboard.reset(lastAcked);
+        heldResponses.drop();
+        nic.counters.wrFlushed += flushed;
+        return flushed;
+    }
+
+    long nextDeadline() {
+        long deadline = Long.MAX_VALUE;
+        if (after(highestSent, lastAcked)) {
+            deadline = lastProgressNs + rtoNs;
+        }
+        if (rnrHoldUntilNs != 0) {
+            deadline = Math.min(deadline, rnrHoldUntilNs);
+        }
+        return deadline;
+    }
+}

@@ -1,0 +1,589 @@
+package io.jdet.internal.verbs;
+
+import io.jdet.Access;
+import io.jdet.EventCode;
+import io.jdet.WcFlags;
+import io.jdet.WcStatus;
+import io.jdet.WcType;
+import io.jdet.internal.link.FrameGather;
+import io.jdet.internal.protocol.HeldFrames;
+import io.jdet.internal.protocol.OrderedStream;
+import io.jdet.internal.protocol.SackScoreboard;
+import io.jdet.internal.wire.Frame;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+
+import static io.jdet.internal.wire.Frame.after;
+
+/**
+ * The responding half of a queue pair: the receive queue, the incoming request stream and the outgoing response
+ * stream.
+ *
+ * <p>Requests are processed strictly in sequence order; a duplicate is only acknowledged, so a retransmitted read
+ * or atomic never runs twice: its response waits in the inbound queue (the response cache) until the peer
+ * acknowledges it, and is retransmitted from there. A send that finds no posted receive is answered with a
+ * receiver-not-ready NAK and left for the peer to retry; any other failure is answered with a NAK naming the
+ * status, and the queue pair enters ERROR. Engine lock held throughout.
+ */
+final class Responder implements OrderedStream {
+    private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
+
+    private final QpImpl qp;
+    private final NicImpl nic;
+    final WorkRing<RecvWr> queue;
+    /** Next receive a message will consume. */
+    private long consume;
+    /** Next in-order request sequence number expected. */
+    int reqExpected;
+    /** Next message id a send or write with immediate must carry. */
+    private int expectedMsgId;
+    /** The send or write whose fragments are arriving: where its next fragment starts (0 between messages). */
+    private int msgOffset;
+    /** Its opcode and length, which every later fragment must repeat. */
+    private int msgOpcode;
+    private int msgLength;
+    /** Requests that arrived beyond a gap, held until it fills; their bits travel in every frame's SACK field. */
+    final HeldFrames heldRequests;
+    /** Which responses beyond the cumulative ack the peer holds. */
+    private final SackScoreboard scoreboard = new SackScoreboard();
+
+    private InboundResponse[] inbound;
+    private long iqHead;
+    private long iqTail;
+    private long iqTxIdx;
+    private int rspNextSeq;
+    private int rspTxSeq;
+    private int rspLastAcked;
+    private int rspHighestSent;
+    private long rspLastProgressNs;
+    private long rspLastAckProgressNs;
+    private long rspRtoNs;
+
+    /** One response waiting in the inbound queue until the requester acknowledges it. */
+    private static final class InboundResponse {
+        boolean read;
+        int msgId;
+        /** The sequence number of the request: a NAK that fails it names it. */
+        int requestSeq;
+        MrImpl region;
+        long offset;
+        int length;
+        long original;
+        int startSeq;
+        int endSeq;
+    }
+
+    Responder(final QpImpl qp, final int size, final int inboundSize) {
+        this.qp = qp;
+        this.nic = qp.nic;
+        this.queue = new WorkRing<>(size, RecvWr::new);
+        this.heldRequests = new HeldFrames(nic.reorder);
+        resizeInbound(inboundSize);
+        reset();
+    }
+
+    void resizeInbound(final int size) {
+        // A power of two, so that a position maps to its entry with a mask; max_ir still bounds the occupancy.
+        inbound = new InboundResponse[Integer.highestOneBit(Math.max(1, size) * 2 - 1)];
+        for (int i = 0; i < inbound.length; i++) {
+            inbound[i] = new InboundResponse();
+        }
+        iqHead = iqTail = iqTxIdx = 0;
+    }
+
+    void reset() {
+        heldRequests.drop();
+        queue.clear();
+        consume = 0;
+        reqExpected = 1;
+        expectedMsgId = 0;
+        msgOffset = 0;
+        iqHead = iqTail = iqTxIdx = 0;
+        rspNextSeq = rspTxSeq = 1;
+        rspLastAcked = rspHighestSent = 0;
+        rspRtoNs = nic.minRtoNs;
+        scoreboard.reset(0);
+    }
+
+    void connected(final long now) {
+        rspLastProgressNs = rspLastAckProgressNs = now;
+    }
+
+    /**
+     * Starts the streams at negotiated sequence numbers instead of 1 (connection manager).
+     *
+     * @param responseIsn    the first sequence number of the outgoing response stream
+     * @param peerRequestIsn the first sequence number of the peer's request stream
+     */
+    void startAt(final int responseIsn, final int peerRequestIsn) {
+        rspNextSeq = rspTxSeq = responseIsn;
+        rspLastAcked = rspHighestSent = responseIsn - 1;
+        scoreboard.reset(rspLastAcked);
+        reqExpected = peerRequestIsn;
+    }
+
+    /** Whether the peer acknowledged every response sent. */
+    boolean responsesAcked() {
+        return !after(rspNextSeq - 1, rspLastAcked);
+    }
+
+
+
+
+
+    void post() {
+        queue.tail++;
+        nic.counters.recvPosted++;
+    }
+
+
+    void resize(final int size) {
+        final long shift = queue.resize(size);
+        consume -= shift;
+    }
+
+    // ---------------------------------------------------------------- requests in
+
+    void onRequest(final MemorySegment f, final int opcode, final long now) {
+        final int outcome = heldRequests.deliver(this, qp, f, opcode, now);
+        if (outcome != HeldFrames.PROCESSED) {
+            HeldFrames.count(outcome, nic.counters);
+            nic.sendAck(qp); // at once, with the selective-ack bits: the sender repairs the gap without a timeout
+        }
+    }
+
+    @Override
+    public int expected() {
+        return reqExpected;
+    }
+
+    /**
+     * Runs the in-order request {@code seq}.
+     *
+     * @return true if it was accepted (and {@link #reqExpected} advanced)
+     */
+    @Override
+    public boolean process(final MemorySegment f, final int opcode, final int seq, final long now) {
+        // Count the request as received before handling it, so that a read or atomic response sent from inside
+        // the handler acknowledges its own request (as in InfiniBand). Otherwise a read completes at the requester
+        // while its request is still unacknowledged, and a retransmission timeout before the delayed ack goes back
+        // to a request that is no longer outstanding. Undone if the request is refused or fails.
+        reqExpected++;
+        int outcome;
+        try {
+            outcome = switch (opcode) {
+                case Frame.OP_SEND -> onSend(f);
+                case Frame.OP_WRITE -> onWrite(f);
+                case Frame.OP_READ -> onRead(f, seq, now);
+                default -> onAtomic(f, opcode, seq, now);
+            };
+        } catch (final RuntimeException | InternalError e) {
+            // The request could not be carried out (say, its memory refused the access): it fails, and is never
+            // acknowledged as done. InternalError is what an access to memory unmapped underneath throws.
+            nic.counters.engineErrors++;
+            outcome = error(WcStatus.REMOTE_OP_ERR, EventCode.QP_FATAL);
+        }
+        if (outcome != OK) {
+            reqExpected--;
+        }
+        if (outcome == OK) {
+            qp.frameReceived(now);
+            return true;
+        }
+        if (outcome == RNR) {
+            nic.counters.rnrNaksSent++;
+            nic.sendNak(qp, Frame.NAK_RNR, seq, 0);
+        } else {
+            nic.counters.naksSent++;
+            qp.failRequest(outcome & 0xFFFF, seq, outcome >>> 16);
+        }
+        return false;
+    }
+
+    private static final int OK = 0;
+    private static final int RNR = -1;
+
+    private static int error(final WcStatus status, final EventCode event) {
+        return event.code() << 16 | status.code();
+    }
+
+    private int onSend(final MemorySegment f) {
+        final int offset = Frame.offset(f);
+        final int n = Frame.payloadLength(f);
+        final int total = Frame.length(f);
+        final int flags = Frame.flags(f);
+        if (consume == queue.tail) {
+            if (offset == 0) {
+                return RNR;
+            }
+            return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_MSG_ID);
+        }
+        final RecvWr r = queue.at(consume);
+        if (Frame.msgId(f) != expectedMsgId) {
+            return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_MSG_ID);
+        }
+        final boolean last = (flags & Frame.FLAG_LAST) != 0;
+        if (!fragmentFits(Frame.OP_SEND, offset, n, total, last)) {
+            return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_LENGTH);
+        }
+        if (total > r.segments.total) {
+            completeReceive(r, WcStatus.BOUNDS_ERR, 0, 0, 0, 0);
+            return error(WcStatus.BOUNDS_ERR, EventCode.BOUNDS_VIOLATION);
+        }
+        if (!r.segments.stillValid()) {
+            completeReceive(r, WcStatus.LOCAL_PROTECTION_ERR, 0, 0, 0, 0);
+            return error(WcStatus.REMOTE_OP_ERR, EventCode.INVALID_L_KEY);
+        }
+        r.segments.place(f, Frame.HEADER_LENGTH, offset, n);
+        if (!last) {
+            nextFragment(Frame.OP_SEND, offset + n, total);
+            return OK;
+        }
+        msgOffset = 0;
+        int wcFlags = 0;
+        int invalidated = 0;
+        if ((flags & Frame.FLAG_INVALIDATE) != 0) {
+            invalidated = Frame.key(f);
+            if (!LocalOps.invalidate(qp, invalidated, true)) {
+                completeReceive(r, WcStatus.INVALID_REQUEST, 0, 0, 0, 0);
+                return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_RDMA_KEY);
+            }
+            wcFlags |= WcFlags.INVALIDATED;
+        }
+        if ((flags & Frame.FLAG_IMMEDIATE) != 0) {
+            wcFlags |= WcFlags.IMMEDIATE;
+        }
+        if ((flags & Frame.FLAG_SOLICITED) != 0) {
+            wcFlags |= WcFlags.SOLICITED;
+        }
+        completeReceive(r, WcStatus.SUCCESS, wcFlags, total, Frame.immediate(f), invalidated);
+        return OK;
+    }
+
+    private int onWrite(final MemorySegment f) {
+        final int flags = Frame.flags(f);
+        final boolean immediate = (flags & Frame.FLAG_IMMEDIATE) != 0;
+        final int n = Frame.payloadLength(f);
+        final int offset = Frame.offset(f);
+        final int total = Frame.length(f);
+        final boolean last = (flags & Frame.FLAG_LAST) != 0;
+        if (immediate) {
+            if (consume == queue.tail) {
+                return offset == 0 ? RNR : error(WcStatus.INVALID_REQUEST, EventCode.INVALID_MSG_ID);
+            }
+            if (Frame.msgId(f) != expectedMsgId) {
+                return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_MSG_ID);
+            }
+        }
+        if (!fragmentFits(Frame.OP_WRITE, offset, n, total, last)) {
+            return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_LENGTH);
+        }
+        if (n > 0) {
+            final int status = nic.resolveRemote(qp, Frame.key(f), Frame.address(f), n, Access.REMOTE_WRITE, false);
+            if (status != 0) {
+                return status;
+            }
+            Scatter.copyLastByteLast(f, Frame.HEADER_LENGTH, nic.remoteSegment, nic.remoteOffset, n);
+        }
+        if (!last) {
+            nextFragment(Frame.OP_WRITE, offset + n, total);
+            return OK;
+        }
+        msgOffset = 0;
+        if (immediate) {
+            int wcFlags = WcFlags.IMMEDIATE;
+            if ((flags & Frame.FLAG_SOLICITED) != 0) {
+                wcFlags |= WcFlags.SOLICITED;
+            }
+            completeReceive(queue.at(consume), WcStatus.SUCCESS, wcFlags, total, Frame.immediate(f), 0);
+        }
+        return OK;
+    }
+
+    /**
+     * Whether a send or write fragment continues its message: the first starts at offset 0 with a length that is
+     * not negative, each later one starts where the one before ended and repeats the opcode and length, a fragment
+     * without LAST carries bytes and leaves some for later, and the LAST one ends exactly at the length. Any
+     * other frame in the middle of a message cuts it short, which is refused the same way.
+     */
+    private boolean fragmentFits(final int opcode, final int offset, final int n, final int total,
+                                 final boolean last) {
+        if (total < 0 || offset != msgOffset || msgOffset != 0 && (opcode != msgOpcode || total != msgLength)) {
+            return false;
+        }
+        final long end = (long) offset + n;
+        return last ? end == total : n > 0 && end < total;
+    }
+
+    private void nextFragment(final int opcode, final int offset, final int total) {
+        msgOpcode = opcode;
+        msgOffset = offset;
+        msgLength = total;
+    }
+
+    private void completeReceive(final RecvWr r, final WcStatus status, final int wcFlags, final int length,
+                                 final int immediate, final int invalidated) {
+        consume++;
+        expectedMsgId++;
+        nic.counters.messagesReceived++;
+        if (!qp.rqCq.append(r.id, status, WcType.RECV, wcFlags, length, immediate, invalidated, 1, qp, true)) {
+            qp.completionLost();
+        }
+    }
+
+    private int onRead(final MemorySegment f, final int seq, final long now) {
+        if (msgOffset != 0 || Frame.payloadLength(f) != 0) {
+            return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_LENGTH); // cuts a message short, or has data
+        }
+        if (iqTail - iqHead >= Math.max(qp.maxIr, 0)) {
+            return error(WcStatus.INVALID_REQUEST, EventCode.MAX_IR_EXCEEDED);
+        }
+        final int length = Frame.length(f);
+        if (length < 0) {
+            return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_LENGTH);
+        }
+        MrImpl region = null;
+        long offset = 0;
+        if (length > 0) {
+            final int status = nic.resolveRemote(qp, Frame.key(f), Frame.address(f), length, Access.REMOTE_READ,
+                false);
+            if (status != 0) {
+                return status;
+            }
+            region = nic.remoteRegion;
+            offset = nic.remoteOffset;
+        }
+        final InboundResponse e = inbound[(int) iqTail & inbound.length - 1];
+        e.read = true;
+        e.msgId = Frame.msgId(f);
+        e.requestSeq = seq;
+        e.region = region;
+        e.offset = offset;
+        e.length = length;
+        // In long: a read within a frame of 2^31 bytes overflows an int sum, and would be answered by one frame.
+        queueResponse(e, (int) Math.max(1, ((long) length + nic.maxPayload - 1) / nic.maxPayload), now);
+        return OK;
+    }
+
+    private int onAtomic(final MemorySegment f, final int opcode, final int seq, final long now) {
+        if (opcode != Frame.OP_COMP_EXCH && opcode != Frame.OP_FETCH_ADD) {
+            return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_OPCODE);
+        }
+        if (msgOffset != 0 || Frame.payloadLength(f) != 0 || Frame.length(f) != 8) {
+            return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_LENGTH);
+        }
+        if (iqTail - iqHead >= Math.max(qp.maxIr, 0)) {
+            return error(WcStatus.INVALID_REQUEST, EventCode.MAX_IR_EXCEEDED);
+        }
+        final int status = nic.resolveRemote(qp, Frame.key(f), Frame.address(f), 8, Access.REMOTE_ATOMIC, true);
+        if (status != 0) {
+            return status;
+        }
+        final MemorySegment target = nic.remoteSegment;
+        final long at = nic.remoteOffset;
+        if (((target.address() + at) & 7) != 0) {
+            return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_LENGTH);
+        }
+        final long original = opcode == Frame.OP_COMP_EXCH
+            ? (long) LONG.compareAndExchange(target, at, Frame.operand1(f), Frame.operand2(f))
+            : (long) LONG.getAndAdd(target, at, Frame.operand1(f));
+        nic.counters.atomicsExecuted++;
+        final InboundResponse e = inbound[(int) iqTail & inbound.length - 1];
+        e.read = false;
+        e.msgId = Frame.msgId(f);
+        e.requestSeq = seq;
+        e.region = null;
+        e.original = original;
+        e.length = 0;
+        queueResponse(e, 1, now);
+        return OK;
+    }
+
+    private void queueResponse(final InboundResponse e, final int frames, final long now) {
+        e.startSeq = rspNextSeq;
+        e.endSeq = rspNextSeq + frames - 1;
+        rspNextSeq += frames;
+        iqTail++;
+        // process() counted the request in reqExpected before calling its handler, so this response acknowledges
+        // its own request.
+        pumpResponses(now);
+    }
+
+    // ---------------------------------------------------------------- responses out
+
+    void pumpResponses(final long now) {
+        while (after(rspNextSeq, rspTxSeq) && !after(rspTxSeq, rspLastAcked + nic.window)
+            && qp.state == io.jdet.QpState.CONNECTED) {
+            if (!after(rspTxSeq, rspHighestSent) && scoreboard.isSacked(rspTxSeq, rspLastAcked)) {
+                rspTxSeq++; // going back: the peer holds this one already
+                continue;
+            }
+            InboundResponse e = inbound[(int) iqTxIdx & inbound.length - 1];
+            while (after(rspTxSeq, e.endSeq)) {
+                iqTxIdx++;
+                e = inbound[(int) iqTxIdx & inbound.length - 1];
+            }
+            if (!transmit(e, rspTxSeq, !after(rspTxSeq, rspHighestSent))) {
+                nic.txBlocked = true;
+                return;
+            }
+            if (after(rspTxSeq, rspHighestSent)) {
+                if (rspHighestSent == rspLastAcked) {
+                    rspLastProgressNs = now;
+                    rspLastAckProgressNs = now;
+                }
+                rspHighestSent = rspTxSeq;
+            } else {
+                nic.counters.retransmitted++;
+            }
+            rspTxSeq++;
+        }
+    }
+
+    private boolean transmit(final InboundResponse e, final int seq, final boolean retransmission) {
+        final FrameGather g = nic.txGather;
+        g.clear();
+        final long offset = (long) (seq - e.startSeq) * nic.maxPayload;
+        final boolean last = seq == e.endSeq;
+        int flags = last ? Frame.FLAG_LAST | Frame.FLAG_FORCE_ACK : 0;
+        if (retransmission) {
+            flags |= Frame.FLAG_FORCE_ACK;
+        }
+        int payload = 0;
+        if (e.read) {
+            payload = (int) Math.min(nic.maxPayload, e.length - offset);
+            if (payload > 0) {
+                if (!e.region.usable()) {
+                    return failResponse(e);
+                }
+                e.region.addTo(g, e.offset + offset, payload);
+            }
+        }
+        Frame.writeBase(nic.txHeader, e.read ? Frame.OP_READ_RESP : Frame.OP_ATOMIC_RESP, flags, payload,
+            qp.remoteQpNum, qp.number, seq, reqExpected - 1, qp.requester.rspExpected - 1, e.msgId);
+        Frame.writeExtension(nic.txHeader, 0, e.original, 0, 0, e.length, (int) offset, 0);
+        final int outcome = nic.transmit(qp, payload);
+        if (outcome == NicImpl.MEMORY_GONE) {
+            return failResponse(e);
+        }
+        return outcome == NicImpl.SENT;
+    }
+
+    /**
+     * The region a read response comes from was deregistered (or its arena closed) after the read arrived, and
+     * part of the response is still to be sent: the engine may not touch the memory any more, so the read fails
+     * at the requester as if its key had been invalid when it arrived, and the queue pair enters ERROR.
+     *
+     * @return false: nothing was sent
+     */
+    private boolean failResponse(final InboundResponse e) {
+        nic.counters.naksSent++;
+        qp.failRequest(WcStatus.PROTECTION_ERR.code(), e.requestSeq, EventCode.INVALID_RDMA_KEY.code());
+        return false;
+    }
+
+    /**
+     * Takes the peer's acknowledgement of the response stream: the cumulative {@code ack} and, from an ACK flagged
+     * RESPONSE_SACK, the responses it holds beyond a gap; gaps below those are resent at once, once per recovery.
+     */
+    void onResponseAck(final int ack, final int sack, final long now) {
+        if (after(ack, rspHighestSent)) {
+            return;
+        }
+        final boolean advanced = after(ack, rspLastAcked);
+        scoreboard.onAck(rspLastAcked, ack, sack, rspHighestSent);
+        if (advanced) {
+            rspLastAcked = ack;
+            rspLastProgressNs = now;
+            rspLastAckProgressNs = now;
+            while (iqHead < iqTail && !after(inbound[(int) iqHead & inbound.length - 1].endSeq, ack)) {
+                inbound[(int) iqHead & inbound.length - 1].region = null;
+                iqHead++;
+            }
+            if (!after(rspTxSeq, rspLastAcked)) {
+                rspTxSeq = rspLastAcked + 1; // going back, and the peer holds more than the resend point
+            }
+            if (iqTxIdx < iqHead || !after(rspTxSeq, rspLastAcked + 1)) {
+                iqTxIdx = iqHead;
+            }
+        }
+        if (scoreboard.any()) {
+            repairResponses();
+        }
+        if (advanced) {
+            pumpResponses(now);
+        }
+    }
+
+    /** Resends each response frame missing below the highest one the peer holds. */
+    private void repairResponses() {
+        final int top = scoreboard.top(rspLastAcked);
+        for (int seq = scoreboard.repairFrom(rspLastAcked); after(top, seq); seq++) {
+            if (!after(rspTxSeq, seq)) {
+                return; // going back already: the pump resends it
+            }
+            if (!scoreboard.isSacked(seq, rspLastAcked)) {
+                InboundResponse e = null;
+                for (long i = iqHead; i < iqTail && e == null; i++) {
+                    final InboundResponse c = inbound[(int) i & inbound.length - 1];
+                    if (!after(c.startSeq, seq) && !after(seq, c.endSeq)) {
+                        e = c;
+                    }
+                }
+                if (e == null || !transmit(e, seq, true)) {
+                    return;
+                }
+                nic.counters.retransmitted++;
+                nic.counters.sackRetransmitted++;
+            }
+            scoreboard.repaired(seq);
+        }
+    }
+
+    void onTimer(final long now) {
+        if (after(rspHighestSent, rspLastAcked) && now - rspLastProgressNs >= rspRtoNs) {
+            if (now - rspLastAckProgressNs >= nic.ackTimeoutNs) {
+                nic.counters.retryExceeded++;
+                qp.enterError(EventCode.ACK_TIMEOUT.code(), false, true, true);
+                return;
+            }
+            nic.counters.timeouts++;
+            nic.observer.retransmitTimeout(qp.number, true, rspLastAcked + 1, rspRtoNs);
+            scoreboard.onTimeout();
+            scoreboard.goBack(rspLastAcked + 1);
+            rspTxSeq = rspLastAcked + 1;
+            iqTxIdx = iqHead;
+            rspRtoNs = Math.min(rspRtoNs * 2, nic.maxRtoNs);
+            rspLastProgressNs = now;
+        } else if (!after(rspHighestSent, rspLastAcked)) {
+            rspRtoNs = nic.minRtoNs;
+        }
+        pumpResponses(now);
+    }
+
+    long nextDeadline() {
+        return after(rspHighestSent, rspLastAcked) ? rspLastProgressNs + rspRtoNs : Long.MAX_VALUE;
+    }
+
+    /** Flushes posted receives with FLUSHED; drops queued responses and held requests silently. */
+    void flush() {
+        heldRequests.drop();
+        msgOffset = 0;
+        int flushed = 0;
+        for (long i = consume; i < queue.tail; i++) {
+            flushed++;
+            qp.rqCq.append(queue.at(i).id, WcStatus.FLUSHED, WcType.RECV, 0, 0, 0, 0, 1, qp, true);
+        }
+        consume = queue.tail;
+        for (long i = iqHead; i < iqTail; i++) {
+            inbound[(int) i & inbound.length - 1].region = null;
+        }
+        iqHead = iqTail = iqTxIdx = 0;
+        rspTxSeq = rspNextSeq;
+        rspHighestSent = rspLastAcked = rspNextSeq - 1;
+        scoreboard.reset(rspLastAcked);
+        nic.counters.wrFlushed += flushed;
+    }
+}

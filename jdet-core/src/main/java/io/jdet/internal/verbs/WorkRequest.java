@@ -1,0 +1,10 @@
+package io.jdet.internal.verbs;
+
+/** What every work queue slot has: the data segments of its work request, resolved at post time. */
+abstract class WorkRequest {
+    final Scatter segments;
+
+    WorkRequest(final int sges) {
+        segments = new Scatter(sges);
+    }
+}
