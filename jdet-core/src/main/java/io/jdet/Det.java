@@ -1,5 +1,6 @@
 package io.jdet;
 
+import io.jdet.internal.cm.CmImpl;
 import io.jdet.internal.verbs.DeviceImpl;
 
 /**
@@ -33,7 +34,7 @@ public interface Det extends AutoCloseable {
      * @throws DetException EINVAL if a tunable is out of range
      */
     static Det open(final Configuration configuration) {
-        return new DeviceImpl(configuration.clone().conclude());
+        return new DeviceImpl(configuration.clone().conclude(), CmImpl::new);
     }
 
     /**

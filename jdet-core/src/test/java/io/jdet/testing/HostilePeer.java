@@ -4,9 +4,9 @@ import io.jdet.Nic;
 import io.jdet.QpModify;
 import io.jdet.QueuePair;
 import io.jdet.internal.link.FabricLink;
-import io.jdet.internal.link.FrameGather;
 import io.jdet.internal.wire.Frame;
 import io.jdet.internal.wire.FrameCrc;
+import io.jdet.internal.wire.FrameGather;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

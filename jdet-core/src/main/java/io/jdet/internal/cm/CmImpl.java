@@ -9,6 +9,7 @@ import io.jdet.EventCode;
 import io.jdet.QpState;
 import io.jdet.QueuePair;
 import io.jdet.internal.protocol.PeerValues;
+import io.jdet.internal.verbs.CmHandler;
 import io.jdet.internal.verbs.NicImpl;
 import io.jdet.internal.verbs.QpImpl;
 import io.jdet.internal.wire.Frame;
@@ -28,7 +29,7 @@ import java.util.function.BooleanSupplier;
  * request repeats. All state is guarded by the engine lock; callers wait on a condition of that lock while the
  * NIC's progress thread runs the protocol.
  */
-final class CmImpl implements ConnectionManager {
+public final class CmImpl implements CmHandler {
     /** Reject reason: the application rejected the request. */
     static final int REJECTED_BY_PEER = 1;
     /** Reject reason: nobody listens on the service id (or its backlog is full). */
@@ -51,7 +52,12 @@ final class CmImpl implements ConnectionManager {
     private record PeerId(long peer, int id) {
     }
 
-    CmImpl(final NicImpl nic) {
+    /**
+     * A NIC's connection manager; the device creates one per NIC through the factory it is opened with.
+     *
+     * @param nic the NIC whose CM frames it handles
+     */
+    public CmImpl(final NicImpl nic) {
         this.nic = nic;
         this.wire = new CmWire(nic);
         this.changed = nic.lock.newCondition();
@@ -262,7 +268,8 @@ final class CmImpl implements ConnectionManager {
     // ---------------------------------------------------------------- frames in
 
     /** A connection manager frame, CRC and header checked. Engine lock held. */
-    void onFrame(final MemorySegment f, final int opcode, final long peer) {
+    @Override
+    public void onFrame(final MemorySegment f, final int opcode, final long peer) {
         nic.counters.cmReceived++;
         switch (opcode) {
             case Frame.OP_CM_REQUEST -> onRequest(f, peer);
@@ -373,7 +380,7 @@ final class CmImpl implements ConnectionManager {
 
     /**
      * Whether a CM_REQUEST or CM_ACCEPT is well formed: a queue pair number other than 0 (the connection manager's
-     * own), max_or and max_ir in [0, {@link NicImpl#MAX_RD_ATOMIC}], at most {@link #MAX_PRIVATE_DATA} bytes of
+     * own), max_or and max_ir in [0, {@link PeerValues#MAX_RD_ATOMIC}], at most {@link #MAX_PRIVATE_DATA} bytes of
      * private data. Counts a malformed one.
      */
     private boolean wellFormed(final MemorySegment f) {
@@ -425,7 +432,8 @@ final class CmImpl implements ConnectionManager {
     }
 
     /** Retransmits what is due and forgets finished exchanges. Engine lock held; allocation free when idle. */
-    void onTimer(final long now) {
+    @Override
+    public void onTimer(final long now) {
         if (!incoming.isEmpty()) {
             for (final Iterator<CmRequest> i = incoming.values().iterator(); i.hasNext();) {
                 final CmRequest r = i.next();
@@ -515,11 +523,13 @@ final class CmImpl implements ConnectionManager {
     }
 
     /** The NIC failed fatally: wakes every caller waiting for the peer, so that it fails with EIO at once. */
-    void nicFailed() {
+    @Override
+    public void nicFailed() {
         changed.signalAll();
     }
 
-    void close() {
+    @Override
+    public void close() {
         wire.close();
     }
 }

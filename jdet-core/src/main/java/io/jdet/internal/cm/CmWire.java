@@ -1,9 +1,9 @@
 package io.jdet.internal.cm;
 
-import io.jdet.internal.link.FrameGather;
 import io.jdet.internal.verbs.NicImpl;
 import io.jdet.internal.wire.Frame;
 import io.jdet.internal.wire.FrameCrc;
+import io.jdet.internal.wire.FrameGather;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

@@ -1,6 +1,7 @@
 package io.jdet.internal.link;
 
 import io.jdet.FaultPlan;
+import io.jdet.internal.wire.FrameGather;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

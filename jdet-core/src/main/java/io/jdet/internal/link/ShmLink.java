@@ -4,6 +4,7 @@ import io.jdet.Configuration;
 import io.jdet.DetException;
 import io.jdet.Errno;
 import io.jdet.internal.wire.FrameCrc;
+import io.jdet.internal.wire.FrameGather;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;

@@ -3,6 +3,7 @@ package io.jdet.internal.link;
 import io.jdet.DetException;
 import io.jdet.Errno;
 import io.jdet.internal.wire.FrameCrc;
+import io.jdet.internal.wire.FrameGather;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

@@ -7,50 +7,50 @@ import java.util.Map;
  * Every protocol event a NIC counts. Written under the engine lock; read as a snapshot. The data path logs
  * nothing: tests and the perf tool read these instead.
  */
-final class Counters {
-    long framesSent;
-    long framesReceived;
-    long bytesSent;
-    long acksSent;
-    long acksReceived;
-    long naksSent;
-    long naksReceived;
-    long naksIgnored;
-    long rnrNaksSent;
-    long rnrNaksReceived;
-    long retransmitted;
-    long timeouts;
-    long retryExceeded;
+public final class Counters {
+    public long framesSent;
+    public long framesReceived;
+    public long bytesSent;
+    public long acksSent;
+    public long acksReceived;
+    public long naksSent;
+    public long naksReceived;
+    public long naksIgnored;
+    public long rnrNaksSent;
+    public long rnrNaksReceived;
+    public long retransmitted;
+    public long timeouts;
+    public long retryExceeded;
     long duplicates;
     long outOfOrder;
-    long badHeader;
-    long badOpcode;
-    long unknownQp;
-    long notConnected;
-    long foreignSource;
-    long badResponses;
-    long disconnectsSent;
-    long linkBusy;
-    long wrPosted;
-    long wrCompleted;
-    long wrFlushed;
-    long recvPosted;
-    long messagesReceived;
-    long atomicsExecuted;
-    long cqOverruns;
-    long engineErrors;
+    public long badHeader;
+    public long badOpcode;
+    public long unknownQp;
+    public long notConnected;
+    public long foreignSource;
+    public long badResponses;
+    public long disconnectsSent;
+    public long linkBusy;
+    public long wrPosted;
+    public long wrCompleted;
+    public long wrFlushed;
+    public long recvPosted;
+    public long messagesReceived;
+    public long atomicsExecuted;
+    public long cqOverruns;
+    public long engineErrors;
     long stashed;
-    long sackRetransmitted;
-    long cmSent;
-    long cmReceived;
-    long cmRetransmitted;
-    long cmIgnored;
+    public long sackRetransmitted;
+    public long cmSent;
+    public long cmReceived;
+    public long cmRetransmitted;
+    public long cmIgnored;
     /** Frames from the connected peer with a value out of range: each failed its connection. */
-    long protocolErrors;
+    public long protocolErrors;
     /** Connection manager frames with a value out of range (a limit, a queue pair number): refused. */
-    long cmMalformed;
+    public long cmMalformed;
 
-    Map<String, Long> snapshot() {
+    public Map<String, Long> snapshot() {
         final Map<String, Long> m = new LinkedHashMap<>();
         m.put("frames.sent", framesSent);
         m.put("frames.received", framesReceived);

@@ -1,7 +1,5 @@
 package io.jdet.internal.protocol;
 
-import io.jdet.QpState;
-import io.jdet.internal.verbs.QpImpl;
 import io.jdet.internal.wire.Frame;
 
 import java.lang.foreign.MemorySegment;
@@ -15,22 +13,22 @@ import static io.jdet.internal.wire.Frame.after;
  * it calls {@link #advance} and processes the frame returned, if any, as if it had just arrived. Engine lock held;
  * allocation free.
  */
-final class HeldFrames {
+public final class HeldFrames {
     /** How far beyond the gap a frame may be held: the width of the selective-ack field. */
     static final int RANGE = 32;
     static final int HELD = 0;
     static final int DUPLICATE = 1;
     static final int DROPPED = 2;
-    static final int PROCESSED = 3;
+    public static final int PROCESSED = 3;
 
     private final ReorderPool pool;
     private final int[] slots = new int[RANGE];
     /** Bit i set: frame {@code expected + 1 + i} is held. */
-    int bits;
+    public int bits;
     /** Bit k set: {@code slots[k]} holds a frame (k = sequence number modulo {@link #RANGE}). */
     private int occupied;
 
-    HeldFrames(final ReorderPool pool) {
+    public HeldFrames(final ReorderPool pool) {
         this.pool = pool;
     }
 
@@ -46,7 +44,7 @@ final class HeldFrames {
      * @return {@link #PROCESSED}, or for a frame that was not the next one {@link #HELD}, {@link #DUPLICATE} or
      *         {@link #DROPPED}: the caller counts it and acknowledges at once, so the sender repairs the gap
      */
-    int deliver(final OrderedStream stream, final QpImpl qp, final MemorySegment f, final int opcode,
+    public int deliver(final OrderedStream stream, final Connection qp, final MemorySegment f, final int opcode,
                 final long now) {
         final int seq = Frame.seq(f);
         final int expected = stream.expected();
@@ -57,7 +55,7 @@ final class HeldFrames {
             return PROCESSED;
         }
         for (int slot = advance(stream.expected()); slot >= 0; slot = advance(stream.expected())) {
-            if (qp.state != QpState.CONNECTED) {
+            if (!qp.connected()) {
                 release(slot);
                 return PROCESSED;
             }
@@ -81,7 +79,7 @@ final class HeldFrames {
      * @param outcome  what {@link #deliver} returned
      * @param counters the NIC's counters
      */
-    static void count(final int outcome, final Counters counters) {
+    public static void count(final int outcome, final Counters counters) {
         switch (outcome) {
             case HELD -> counters.stashed++;
             case DUPLICATE -> counters.duplicates++;
@@ -143,7 +141,7 @@ final class HeldFrames {
     }
 
     /** Drops every held frame (reset, flush, failure). */
-    void drop() {
+    public void drop() {
         for (int k = 0; k < RANGE; k++) {
             if ((occupied & 1 << k) != 0) {
                 pool.release(slots[k]);

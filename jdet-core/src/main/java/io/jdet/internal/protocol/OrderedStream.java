@@ -3,7 +3,7 @@ package io.jdet.internal.protocol;
 import java.lang.foreign.MemorySegment;
 
 /** The receiving end of one sequenced stream (requests at the responder, responses at the requester). */
-interface OrderedStream {
+public interface OrderedStream {
     /**
      * The next in-order sequence number.
      *

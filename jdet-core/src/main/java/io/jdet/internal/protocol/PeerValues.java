@@ -2,14 +2,16 @@ package io.jdet.internal.protocol;
 
 import io.jdet.EventCode;
 import io.jdet.WcStatus;
-import io.jdet.internal.verbs.NicImpl;
 
 /**
  * The ranges of the codes a peer sends in NAK and DISCONNECT frames and in the connection manager's handshake.
  * Every such value is checked here before the engine uses it: a value out of range is a protocol error on that
  * connection, never an event code or status the application cannot decode.
  */
-final class PeerValues {
+public final class PeerValues {
+    /** The largest max_or and max_ir a queue pair accepts (the NIC's {@code maxQpRdAtom} and {@code maxQpInitRdAtom}). */
+    public static final int MAX_RD_ATOMIC = 32768;
+
     private PeerValues() {
     }
 
@@ -19,7 +21,7 @@ final class PeerValues {
      * @param status the NAK's key field, other than {@code NAK_RNR}
      * @return true for PROTECTION_ERR, BOUNDS_ERR, ACCESS_ERR, WRAP_ERR, INVALID_REQUEST and REMOTE_OP_ERR
      */
-    static boolean nakStatus(final int status) {
+    public static boolean nakStatus(final int status) {
         return status == WcStatus.PROTECTION_ERR.code() || status == WcStatus.BOUNDS_ERR.code()
             || status == WcStatus.ACCESS_ERR.code() || status == WcStatus.WRAP_ERR.code()
             || status == WcStatus.INVALID_REQUEST.code() || status == WcStatus.REMOTE_OP_ERR.code();
@@ -32,7 +34,7 @@ final class PeerValues {
      * @param code the code as received
      * @return true if it is in that range
      */
-    static boolean qpEvent(final int code) {
+    public static boolean qpEvent(final int code) {
         return code >= EventCode.QP_SQ_ERROR.code() && code <= EventCode.WRAP_ERROR.code();
     }
 
@@ -43,7 +45,7 @@ final class PeerValues {
      * @param key the DISCONNECT's key field
      * @return true if it is in range
      */
-    static boolean disconnectCode(final int key) {
+    public static boolean disconnectCode(final int key) {
         final int code = key & ~EventCode.REMOTE_BIT;
         return code == EventCode.DISCONNECT.code() || qpEvent(code);
     }
@@ -52,9 +54,9 @@ final class PeerValues {
      * Whether a max_or or max_ir from the connection manager's handshake is in range.
      *
      * @param limit the value as received
-     * @return true for 0 to {@link NicImpl#MAX_RD_ATOMIC}
+     * @return true for 0 to {@link #MAX_RD_ATOMIC}
      */
-    static boolean rdAtomicLimit(final int limit) {
-        return limit >= 0 && limit <= NicImpl.MAX_RD_ATOMIC;
+    public static boolean rdAtomicLimit(final int limit) {
+        return limit >= 0 && limit <= MAX_RD_ATOMIC;
     }
 }

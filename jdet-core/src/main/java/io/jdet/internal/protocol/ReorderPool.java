@@ -10,7 +10,7 @@ import java.lang.foreign.MemorySegment;
  * loss-free NIC never pays for it. When every slot is taken, a frame is dropped unacknowledged and its sender
  * retransmits it later. Engine lock held; allocation free after the first use.
  */
-final class ReorderPool {
+public final class ReorderPool {
     /** Frames held at once, over all queue pairs of the NIC. */
     static final int SLOTS = 64;
 
@@ -21,7 +21,7 @@ final class ReorderPool {
     private final int[] free = new int[SLOTS];
     private int freeCount;
 
-    ReorderPool(final int frameBytes) {
+    public ReorderPool(final int frameBytes) {
         this.frameBytes = frameBytes;
     }
 
@@ -62,7 +62,7 @@ final class ReorderPool {
         free[freeCount++] = slot;
     }
 
-    void close() {
+    public void close() {
         if (arena != null) {
             arena.close();
         }

@@ -9,12 +9,12 @@ import static io.jdet.internal.wire.Frame.after;
  * {@link #repaired}), skips held frames when it goes back, and forgets everything after a second timeout in a row,
  * so stale bits can cost at most one timeout. Engine lock held; allocation free.
  */
-final class SackScoreboard {
+public final class SackScoreboard {
     private long sacked;
     private int retxHigh;
     private int timeoutsInRow;
 
-    void reset(final int lastAcked) {
+    public void reset(final int lastAcked) {
         sacked = 0;
         retxHigh = lastAcked;
         timeoutsInRow = 0;
@@ -28,7 +28,7 @@ final class SackScoreboard {
      * @param bits        its selective-ack bits, relative to {@code ack}
      * @param highestSent the highest frame sent
      */
-    void onAck(final int lastAcked, final int ack, final int bits, final int highestSent) {
+    public void onAck(final int lastAcked, final int ack, final int bits, final int highestSent) {
         final boolean advanced = after(ack, lastAcked);
         final int base = advanced ? ack : lastAcked;
         if (advanced) {
@@ -45,43 +45,43 @@ final class SackScoreboard {
         }
     }
 
-    boolean any() {
+    public boolean any() {
         return sacked != 0;
     }
 
-    boolean isSacked(final int seq, final int lastAcked) {
+    public boolean isSacked(final int seq, final int lastAcked) {
         final int d = seq - lastAcked - 2;
         return d >= 0 && d < 64 && (sacked >>> d & 1) != 0;
     }
 
     /** @return the highest frame the peer holds (only when {@link #any()}) */
-    int top(final int lastAcked) {
+    public int top(final int lastAcked) {
         return lastAcked + 2 + 63 - Long.numberOfLeadingZeros(sacked);
     }
 
     /** @return the first frame not yet considered for repair in this recovery */
-    int repairFrom(final int lastAcked) {
+    public int repairFrom(final int lastAcked) {
         return after(retxHigh, lastAcked) ? retxHigh + 1 : lastAcked + 1;
     }
 
-    void repaired(final int seq) {
+    public void repaired(final int seq) {
         retxHigh = seq;
     }
 
     /** Going back to {@code seq}: repair starts over from there. */
-    void goBack(final int seq) {
+    public void goBack(final int seq) {
         retxHigh = seq - 1;
     }
 
     /** A retransmission timeout: the second in a row without progress forgets the bits. */
-    void onTimeout() {
+    public void onTimeout() {
         if (timeoutsInRow++ > 0) {
             sacked = 0;
         }
     }
 
     /** Forgets the bits (the peer may have dropped what it held). */
-    void forget() {
+    public void forget() {
         sacked = 0;
     }
 }

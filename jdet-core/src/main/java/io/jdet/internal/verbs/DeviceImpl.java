@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 
 /** The device: owns NICs and event queues, the configuration and the registration quota. */
 public final class DeviceImpl implements Det {
@@ -23,16 +24,21 @@ public final class DeviceImpl implements Det {
     final List<EventQueueImpl> events = new ArrayList<>();
     final AtomicLong registeredBytes = new AtomicLong();
     /** Threads blocked in an event wait: while any are, progress threads serve frames promptly. */
-    final AtomicInteger blockedWaiters = new AtomicInteger();
+    public final AtomicInteger blockedWaiters = new AtomicInteger();
     private boolean closed;
+    /** Makes each NIC's connection manager. */
+    final Function<NicImpl, CmHandler> cmFactory;
 
     /**
      * Opens a device.
      *
      * @param configuration a concluded configuration owned by the device
+     * @param cmFactory     makes each NIC's connection manager (the layer above verbs registers itself here, so
+     *                      that verbs need not know it)
      */
-    public DeviceImpl(final Configuration configuration) {
+    public DeviceImpl(final Configuration configuration, final Function<NicImpl, CmHandler> cmFactory) {
         this.configuration = configuration;
+        this.cmFactory = cmFactory;
     }
 
     @Override

@@ -19,7 +19,7 @@ import java.util.List;
  * <p>Lookups are on the data path: an open-addressing table with linear probing, no allocation. Guarded by the
  * engine lock.
  */
-final class KeyTable {
+public final class KeyTable {
     private static final int MAX_LIVE = KeyPermutation.MASK - 1;
 
     private final SecureRandom random = new SecureRandom();
@@ -97,7 +97,7 @@ final class KeyTable {
     }
 
     /** The object whose handle is a key's upper 24 bits, or null; the caller compares the full key. */
-    Object lookup(final int key) {
+    public Object lookup(final int key) {
         final int handle = key >>> 8;
         final int mask = handles.length - 1;
         for (int i = home(handle, mask); ; i = (i + 1) & mask) {

@@ -7,7 +7,7 @@ import io.jdet.MemoryRegion;
 import io.jdet.MrAttributes;
 import io.jdet.ProtectionDomain;
 
-import io.jdet.internal.link.FrameGather;
+import io.jdet.internal.wire.FrameGather;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;

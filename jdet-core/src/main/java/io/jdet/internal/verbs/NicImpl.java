@@ -11,14 +11,14 @@ import io.jdet.ProtectionDomain;
 import io.jdet.QpState;
 import io.jdet.ResourceType;
 import io.jdet.WcStatus;
-import io.jdet.internal.cm.CmImpl;
-import io.jdet.internal.link.FrameGather;
 import io.jdet.internal.link.FrameHandler;
 import io.jdet.internal.link.Link;
 import io.jdet.internal.protocol.Counters;
+import io.jdet.internal.protocol.PeerValues;
 import io.jdet.internal.protocol.ReorderPool;
 import io.jdet.internal.wire.Frame;
 import io.jdet.internal.wire.FrameCrc;
+import io.jdet.internal.wire.FrameGather;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
@@ -48,7 +48,7 @@ public final class NicImpl implements Nic, FrameHandler {
     static final int MAX_QPS = 65536;
     static final int MAX_WQ_SIZE = 65536;
     static final int MAX_SGES = 256;
-    static final int MAX_RD_ATOMIC = 32768;
+    static final int MAX_RD_ATOMIC = PeerValues.MAX_RD_ATOMIC;
     static final long MAX_BIND_LENGTH = 1L << 31;
     private static final int RX_BATCH = 64;
     private static final long APP_ACTIVE_NS = TimeUnit.MICROSECONDS.toNanos(500);
@@ -62,22 +62,22 @@ public final class NicImpl implements Nic, FrameHandler {
         }
     }
 
-    final DeviceImpl device;
+    public final DeviceImpl device;
     final String name;
-    final Link link;
+    public final Link link;
     final EventQueueImpl event;
-    final ReentrantLock lock = new ReentrantLock();
+    public final ReentrantLock lock = new ReentrantLock();
     final KeyTable keys = new KeyTable();
-    final KeyTable qpTable = new KeyTable();
+    public final KeyTable qpTable = new KeyTable();
     final List<PdImpl> pds = new ArrayList<>();
     final List<CqImpl> cqs = new ArrayList<>();
     final List<QpImpl> qps = new ArrayList<>();
     int mrCount;
     int mwCount;
-    final Counters counters = new Counters();
+    public final Counters counters = new Counters();
     /** JFR events, logging and the counters' MBean: called on control and error paths only. */
     final io.jdet.internal.observe.NicObserver observer;
-    final CmImpl cm;
+    public final CmHandler cm;
     final ReorderPool reorder;
 
     final int mtu;
@@ -85,7 +85,7 @@ public final class NicImpl implements Nic, FrameHandler {
     final int window;
     final int ackEvery;
     final long ackDelayNs;
-    final long minRtoNs;
+    public final long minRtoNs;
     final long maxRtoNs;
     final long ackTimeoutNs;
     final long rnrDelayNs;
@@ -140,7 +140,7 @@ public final class NicImpl implements Nic, FrameHandler {
         this.timerPeriodNs = TimeUnit.MICROSECONDS.toNanos(c.timerPeriodUs());
         this.txHeaderView = ByteBuffer.allocateDirect(Frame.HEADER_LENGTH); // no session to acquire per frame
         this.txHeader = MemorySegment.ofBuffer(txHeaderView);
-        this.cm = new CmImpl(this);
+        this.cm = device.cmFactory.apply(this);
         this.reorder = new ReorderPool(mtu);
     }
 
@@ -260,7 +260,7 @@ public final class NicImpl implements Nic, FrameHandler {
         }
     }
 
-    void checkOpen() {
+    public void checkOpen() {
         if (closed) {
             throw new IllegalStateException("NIC closed");
         }
@@ -271,7 +271,7 @@ public final class NicImpl implements Nic, FrameHandler {
      *
      * @throws DetException EIO once the NIC failed fatally
      */
-    void checkAlive() {
+    public void checkAlive() {
         final Throwable cause = fatalCause; // volatile: pairs with the write in failFatally
         if (cause != null) {
             throw new DetException(Errno.EIO, "the NIC failed fatally: " + cause);

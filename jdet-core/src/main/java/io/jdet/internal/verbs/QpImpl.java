@@ -16,6 +16,7 @@ import io.jdet.QueuePair;
 import io.jdet.ResourceType;
 import io.jdet.WcType;
 import io.jdet.WrFlags;
+import io.jdet.internal.protocol.Connection;
 import io.jdet.internal.protocol.PeerValues;
 
 /**
@@ -23,24 +24,24 @@ import io.jdet.internal.protocol.PeerValues;
  * {@link Requester} (the send queue, outgoing requests, incoming responses) and {@link Responder} (the receive
  * queue, incoming requests, outgoing responses). Everything runs under the NIC's engine lock.
  */
-public final class QpImpl implements QueuePair {
-    final NicImpl nic;
+public final class QpImpl implements QueuePair, Connection {
+    public final NicImpl nic;
     final PdImpl pd;
     final CqImpl sqCq;
     final CqImpl rqCq;
-    final int number;
+    public final int number;
     final int index;
     final Requester requester;
     final Responder responder;
     int sqSges;
     int rqSges;
-    int maxOr;
-    int maxIr;
-    QpState state = QpState.IDLE;
+    public int maxOr;
+    public int maxIr;
+    public QpState state = QpState.IDLE;
     /** Bumped on reset and destroy: completions of an older epoch no longer free queue slots when polled. */
     int epoch;
-    long remotePeer = -1;
-    int remoteQpNum;
+    public long remotePeer = -1;
+    public int remoteQpNum;
     String remoteAddress;
     /** Acknowledgement owed to the peer: frames received since the last frame sent. */
     int unackedFrames;
@@ -51,7 +52,7 @@ public final class QpImpl implements QueuePair {
     int errorNakStatus = -1;
     int errorNakSeq;
     int errorNakEvent;
-    boolean destroyed;
+    public boolean destroyed;
 
     private QpImpl(final PdImpl pd, final QpCreate c) {
         this.nic = pd.nic;
@@ -112,6 +113,12 @@ public final class QpImpl implements QueuePair {
     @Override
     public int number() {
         return number;
+    }
+
+    /** Engine lock held. */
+    @Override
+    public boolean connected() {
+        return state == QpState.CONNECTED;
     }
 
     @Override
@@ -548,7 +555,7 @@ public final class QpImpl implements QueuePair {
      * @param peerRequest   the peer's first request sequence number
      * @param peerResponse  the peer's first response sequence number
      */
-    void connectTo(final long peer, final String address, final int qpNum, final int requestIsn,
+    public void connectTo(final long peer, final String address, final int qpNum, final int requestIsn,
                    final int responseIsn, final int peerRequest, final int peerResponse) {
         remotePeer = peer;
         remoteQpNum = qpNum;
@@ -563,7 +570,7 @@ public final class QpImpl implements QueuePair {
     }
 
     /** Whether nothing is outstanding: every posted work request completed, every response acknowledged. */
-    boolean quiescent() {
+    public boolean quiescent() {
         return requester.drained() && responder.responsesAcked();
     }
 
@@ -590,7 +597,7 @@ public final class QpImpl implements QueuePair {
     }
 
     /** A graceful disconnect; {@code notifyPeer} false when the connection manager has told the peer already. */
-    void disconnect(final int code, final boolean remote, final boolean notifyPeer) {
+    public void disconnect(final int code, final boolean remote, final boolean notifyPeer) {
         if (notifyPeer) {
             nic.sendDisconnect(remotePeer, remoteQpNum, number, code, this);
         }
@@ -616,7 +623,7 @@ public final class QpImpl implements QueuePair {
      * @param notifyPeer whether to send the peer a disconnect carrying the code
      * @param raise      whether to raise the asynchronous event
      */
-    void enterError(final int code, final boolean remote, final boolean notifyPeer, final boolean raise) {
+    public void enterError(final int code, final boolean remote, final boolean notifyPeer, final boolean raise) {
         if (state == QpState.ERROR) {
             return;
         }
@@ -743,7 +750,7 @@ public final class QpImpl implements QueuePair {
         }
     }
 
-    void checkOpen() {
+    public void checkOpen() {
         if (destroyed) {
             throw new IllegalStateException("queue pair destroyed");
         }

@@ -3,12 +3,12 @@ package io.jdet.internal.verbs;
 import io.jdet.EventCode;
 import io.jdet.WcStatus;
 import io.jdet.WrFlags;
-import io.jdet.internal.link.FrameGather;
 import io.jdet.internal.protocol.HeldFrames;
 import io.jdet.internal.protocol.OrderedStream;
 import io.jdet.internal.protocol.PeerValues;
 import io.jdet.internal.protocol.SackScoreboard;
 import io.jdet.internal.wire.Frame;
+import io.jdet.internal.wire.FrameGather;
 
 import java.lang.foreign.MemorySegment;
 

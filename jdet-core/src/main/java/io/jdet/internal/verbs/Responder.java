@@ -5,11 +5,11 @@ import io.jdet.EventCode;
 import io.jdet.WcFlags;
 import io.jdet.WcStatus;
 import io.jdet.WcType;
-import io.jdet.internal.link.FrameGather;
 import io.jdet.internal.protocol.HeldFrames;
 import io.jdet.internal.protocol.OrderedStream;
 import io.jdet.internal.protocol.SackScoreboard;
 import io.jdet.internal.wire.Frame;
+import io.jdet.internal.wire.FrameGather;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

@@ -4,7 +4,7 @@ import io.jdet.Access;
 import io.jdet.DataSegment;
 import io.jdet.DetException;
 import io.jdet.Errno;
-import io.jdet.internal.link.FrameGather;
+import io.jdet.internal.wire.FrameGather;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

@@ -1,9 +1,9 @@
 package io.jdet.internal.cm;
 
 import io.jdet.internal.link.FabricLink;
-import io.jdet.internal.link.FrameGather;
 import io.jdet.internal.wire.Frame;
 import io.jdet.internal.wire.FrameCrc;
+import io.jdet.internal.wire.FrameGather;
 import io.jdet.testing.Tests;
 
 import java.lang.foreign.Arena;

@@ -1,6 +1,7 @@
 package io.jdet.internal.link;
 
 import io.jdet.internal.wire.FrameCrc;
+import io.jdet.internal.wire.FrameGather;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

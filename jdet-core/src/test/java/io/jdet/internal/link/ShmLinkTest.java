@@ -5,6 +5,7 @@ import io.jdet.DetException;
 import io.jdet.Errno;
 import io.jdet.FaultPlan;
 import io.jdet.internal.wire.Frame;
+import io.jdet.internal.wire.FrameGather;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -2,6 +2,7 @@ package io.jdet.internal.link;
 
 import io.jdet.internal.wire.Frame;
 import io.jdet.internal.wire.FrameCrc;
+import io.jdet.internal.wire.FrameGather;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

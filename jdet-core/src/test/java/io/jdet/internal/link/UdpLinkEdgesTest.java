@@ -2,6 +2,7 @@ package io.jdet.internal.link;
 
 import io.jdet.DetException;
 import io.jdet.Errno;
+import io.jdet.internal.wire.FrameGather;
 import io.jdet.testing.Tests;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

@@ -1,6 +1,7 @@
 package io.jdet.internal.link;
 
 import io.jdet.internal.wire.FrameCrc;
+import io.jdet.internal.wire.FrameGather;
 import io.jdet.testing.Tests;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

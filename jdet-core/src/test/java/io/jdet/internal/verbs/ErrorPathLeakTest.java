@@ -2,9 +2,9 @@ package io.jdet.internal.verbs;
 
 import io.jdet.Configuration;
 import io.jdet.Det;
-import io.jdet.internal.link.FrameGather;
 import io.jdet.internal.link.FrameHandler;
 import io.jdet.internal.link.Link;
+import io.jdet.internal.wire.FrameGather;
 import io.jdet.testing.Tests;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

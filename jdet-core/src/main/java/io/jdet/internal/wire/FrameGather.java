@@ -1,4 +1,4 @@
-package io.jdet.internal.link;
+package io.jdet.internal.wire;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
