@@ -15,8 +15,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.zip.CRC32C;
 
@@ -136,6 +138,7 @@ class CaptureTest {
             "-e", "jdet.payload_length");
         assertEquals(capture.packets.size(), rows.size(), String.join("\n", rows));
         final Map<String, Integer> lastRequest = new HashMap<>();
+        final Map<String, Set<String>> requestFrames = new HashMap<>();
         for (int i = 0; i < rows.size(); i++) {
             final String[] c = rows.get(i).split(";", -1);
             final ByteBuffer f = capture.packets.get(i).frame();
@@ -148,9 +151,11 @@ class CaptureTest {
             assertEquals(String.valueOf(f.getShort(6) & 0xFFFF), c[9]);
             final String requestKey = c[1] + "/" + f.getInt(28);
             if (op == 2 || op == 4) {
-                lastRequest.put(requestKey, i + 1);
+                requestFrames.computeIfAbsent(requestKey, k -> new HashSet<>()).add(String.valueOf(i + 1));
             } else if (op == 16 || op == 17) {
-                assertEquals(String.valueOf(lastRequest.get(requestKey)), c[6], "response linked: " + rows.get(i));
+                // a request resent on a loaded machine may be answered twice: either copy of it is the right link
+                assertTrue(requestFrames.getOrDefault(requestKey, Set.of()).contains(c[6]),
+                    "response linked to " + requestFrames.get(requestKey) + ": " + rows.get(i));
             } else if (op == 32) {
                 lastRequest.putIfAbsent(c[1] + "/cm", i + 1); // a resent REQUEST links to the first
                 assertEquals("0x00000077", c[8]);
