@@ -14,7 +14,6 @@ import java.lang.foreign.MemorySegment;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.function.BooleanSupplier;
@@ -125,7 +124,7 @@ final class CmImpl implements ConnectionManager {
             }
             int id;
             do {
-                id = ThreadLocalRandom.current().nextInt();
+                id = Isn.next();
             } while (id == 0 || connects.containsKey(id));
             final long now = System.nanoTime();
             final CmOutgoing o = new CmOutgoing(id, peer, qp, serviceId, data, isn(), isn(),
@@ -234,7 +233,7 @@ final class CmImpl implements ConnectionManager {
             }
             int id;
             do {
-                id = ThreadLocalRandom.current().nextInt();
+                id = Isn.next();
             } while (id == 0 || disconnects.containsKey(id));
             final CmOutgoing d = new CmOutgoing(id, qp.remotePeer, qp, 0, new byte[0], 0, 0,
                 new CmRetry(nic.minRtoNs, System.nanoTime()));
@@ -392,6 +391,9 @@ final class CmImpl implements ConnectionManager {
                 nic.counters.foreignSource++;
                 return; // only the connected peer may disconnect a queue pair
             }
+            if (!ControlCheck.exact(qp, Frame.seq(f))) {
+                return; // the peer disconnects only when quiescent, so its next request is exactly the expected one
+            }
             qp.disconnect(EventCode.DISCONNECT.code(), true, false);
             changed.signalAll();
         }
@@ -418,7 +420,8 @@ final class CmImpl implements ConnectionManager {
     }
 
     private void sendDisconnect(final CmOutgoing d) {
-        wire.send(d.peer, Frame.OP_CM_DISCONNECT, d.qp.number, d.id, d.qp.remoteQpNum, 0, 0, 0, NO_DATA);
+        wire.send(d.peer, Frame.OP_CM_DISCONNECT, d.qp.number, d.id, d.qp.remoteQpNum, 0, 0, 0, NO_DATA,
+            d.qp.requester.nextRequestSeq(), 0);
     }
 
     /** Retransmits what is due and forgets finished exchanges. Engine lock held; allocation free when idle. */
@@ -508,7 +511,7 @@ final class CmImpl implements ConnectionManager {
 
     /** A random initial sequence number: stale frames of an earlier connection then miss the window. */
     private static int isn() {
-        return ThreadLocalRandom.current().nextInt();
+        return Isn.next();
     }
 
     /** The NIC failed fatally: wakes every caller waiting for the peer, so that it fails with EIO at once. */

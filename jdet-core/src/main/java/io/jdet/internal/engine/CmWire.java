@@ -43,9 +43,20 @@ final class CmWire {
      */
     void send(final long peer, final int opcode, final int srcQp, final int id, final int key, final long isns,
               final long limits, final int reason, final byte[] privateData) {
+        send(peer, opcode, srcQp, id, key, isns, limits, reason, privateData, 0, 0);
+    }
+
+    /**
+     * Sends one frame with a sequence number and a cookie (see the other {@code send} for the rest).
+     *
+     * @param seq    CM_DISCONNECT: the next request the sender would send, which the receiver must expect exactly
+     * @param cookie CM_REQUEST and CM_COOKIE: the address-validation cookie (operand 2), 0 for none
+     */
+    void send(final long peer, final int opcode, final int srcQp, final int id, final int key, final long isns,
+              final long limits, final int reason, final byte[] privateData, final int seq, final long cookie) {
         final int n = privateData.length;
-        Frame.writeBase(header, opcode, 0, n, 0, srcQp, 0, 0, 0, id);
-        Frame.writeExtension(header, isns, limits, 0, key, reason, 0, 0);
+        Frame.writeBase(header, opcode, 0, n, 0, srcQp, seq, 0, 0, id);
+        Frame.writeExtension(header, isns, limits, cookie, key, reason, 0, 0);
         gather.clear();
         if (n > 0) {
             MemorySegment.copy(privateData, 0, data, ValueLayout.JAVA_BYTE, 0, n);

@@ -16,6 +16,20 @@ final class Counters {
     long naksSent;
     long naksReceived;
     long naksIgnored;
+    /** Frames whose acknowledgement named a sequence number never sent (or far behind): dropped whole. */
+    long ackUnsent;
+    /** DISCONNECTs (and CM disconnects) from the peer's address whose sequence number was not the exact one. */
+    long controlInexact;
+    /** Challenge ACKs sent (RFC 5961), within {@code Configuration.challengeAcksPerSecond}. */
+    long challengeAcks;
+    /** Replies to unattributable frames (unknown queue pair) or challenges left out by the rate limits. */
+    long repliesLimited;
+    /** Connection requests answered with a cookie instead of state (address not yet validated). */
+    long cmCookies;
+    /** Connection requests whose cookie was wrong or stale: dropped. */
+    long cmBadCookie;
+    /** Validated connection requests refused because their source address had too many pending. */
+    long cmSourceLimited;
     long rnrNaksSent;
     long rnrNaksReceived;
     long retransmitted;
@@ -91,6 +105,13 @@ final class Counters {
         m.put("cm.ignored", cmIgnored);
         m.put("rx.protocol_error", protocolErrors);
         m.put("cm.malformed", cmMalformed);
+        m.put("rx.ack_unsent", ackUnsent);
+        m.put("rx.control_inexact", controlInexact);
+        m.put("tx.challenge_acks", challengeAcks);
+        m.put("tx.replies_limited", repliesLimited);
+        m.put("cm.cookies", cmCookies);
+        m.put("cm.bad_cookie", cmBadCookie);
+        m.put("cm.source_limited", cmSourceLimited);
         return m;
     }
 }

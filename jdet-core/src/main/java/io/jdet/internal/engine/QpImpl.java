@@ -50,7 +50,13 @@ public final class QpImpl implements QueuePair {
     int errorNakStatus = -1;
     int errorNakSeq;
     int errorNakEvent;
+    /** The event this side announced when it entered ERROR, repeated to the peer's later frames. */
+    int errorCode = EventCode.QP_ERROR.code();
     boolean destroyed;
+    /** This end's start sequence numbers (request low, response high): random, new for every incarnation. */
+    long localPsn = Isn.pair();
+    /** The peer's, once connected. */
+    long remotePsn;
 
     private QpImpl(final PdImpl pd, final QpCreate c) {
         this.nic = pd.nic;
@@ -119,7 +125,7 @@ public final class QpImpl implements QueuePair {
         try {
             checkOpen();
             return new QpAttributes(pd, sqCq, rqCq, state, nic.mtu, requester.queue.capacity, responder.queue.capacity, sqSges,
-                rqSges, maxOr, maxIr, number, remoteQpNum, nic.address(), remoteAddress);
+                rqSges, maxOr, maxIr, number, remoteQpNum, nic.address(), remoteAddress, localPsn, remotePsn);
         } finally {
             nic.lock.unlock();
         }
@@ -442,6 +448,12 @@ public final class QpImpl implements QueuePair {
                     throw new DetException(Errno.ENODEV, "cannot reach " + m.remoteAddress() + " from "
                         + nic.address());
                 }
+                if ((flags & QpModify.REMOTE_PSN) == 0) {
+                    throw new DetException(Errno.EINVAL, "connecting needs the peer's start sequence numbers "
+                        + "(its QueuePair.query().localPsn())");
+                }
+            } else if ((flags & QpModify.LOCAL_PSN) != 0) {
+                throw new DetException(Errno.EINVAL, "start sequence numbers are set only with a connect from IDLE");
             }
             if (resize) {
                 applyResize(m);
@@ -528,6 +540,12 @@ public final class QpImpl implements QueuePair {
                     final long now = System.nanoTime();
                     requester.connected(now);
                     responder.connected(now);
+                    if ((m.flags() & QpModify.LOCAL_PSN) != 0) {
+                        localPsn = m.localPsn();
+                    }
+                    remotePsn = m.remotePsn();
+                    requester.startAt(CmWire.low(localPsn), CmWire.high(remotePsn));
+                    responder.startAt(CmWire.high(localPsn), CmWire.low(remotePsn));
                     nic.observer.connectionUp(number, remoteAddress, remoteQpNum);
                 }
             }
@@ -556,6 +574,8 @@ public final class QpImpl implements QueuePair {
         final long now = System.nanoTime();
         requester.connected(now);
         responder.connected(now);
+        localPsn = CmWire.pack(requestIsn, responseIsn);
+        remotePsn = CmWire.pack(peerRequest, peerResponse);
         requester.startAt(requestIsn, peerResponse);
         responder.startAt(responseIsn, peerRequest);
         nic.observer.connectionUp(number, address, qpNum);
@@ -578,6 +598,8 @@ public final class QpImpl implements QueuePair {
         ackPending = false;
         unackedFrames = 0;
         errorNakStatus = -1;
+        localPsn = Isn.pair(); // a new incarnation: frames of the old one miss its sequence space
+        remotePsn = 0;
     }
 
     /**
@@ -620,6 +642,7 @@ public final class QpImpl implements QueuePair {
             return;
         }
         final boolean wasConnected = state == QpState.CONNECTED;
+        errorCode = code;
         if (wasConnected) {
             nic.observer.connectionDown(number, remoteAddress, remoteQpNum, code, remote, true);
         } else {
@@ -654,16 +677,30 @@ public final class QpImpl implements QueuePair {
 
     /** A frame from the connected peer, CRC and header already checked. */
     void onFrame(final java.lang.foreign.MemorySegment f, final int opcode, final long now) {
-        final int sack = io.jdet.internal.wire.Frame.sack(f);
-        final boolean responseSack = opcode == io.jdet.internal.wire.Frame.OP_ACK
-            && (io.jdet.internal.wire.Frame.flags(f) & io.jdet.internal.wire.Frame.FLAG_RESPONSE_SACK) != 0;
-        requester.onAck(io.jdet.internal.wire.Frame.reqAck(f), responseSack ? 0 : sack, now);
-        if (state != QpState.CONNECTED) {
+        final boolean ackable = requester.ackable(io.jdet.internal.wire.Frame.reqAck(f))
+            && responder.ackable(io.jdet.internal.wire.Frame.rspAck(f));
+        if (opcode == io.jdet.internal.wire.Frame.OP_DISCONNECT) {
+            if (!ControlCheck.exact(this, io.jdet.internal.wire.Frame.seq(f))) {
+                return; // not provably the peer's: at most a challenge ACK
+            }
+        } else if (!ackable) {
+            // It acknowledges what was never sent (RFC 5961): not from the peer; dropped whole, the peer challenged.
+            nic.counters.ackUnsent++;
+            nic.challenge(this);
             return;
         }
-        responder.onResponseAck(io.jdet.internal.wire.Frame.rspAck(f), responseSack ? sack : 0, now);
-        if (state != QpState.CONNECTED) {
-            return; // a response it released could not be sent (its region is gone): the read failed
+        if (ackable) { // a DISCONNECT answering a frame for a queue pair that is gone carries no acks of ours
+            final int sack = io.jdet.internal.wire.Frame.sack(f);
+            final boolean responseSack = opcode == io.jdet.internal.wire.Frame.OP_ACK
+                && (io.jdet.internal.wire.Frame.flags(f) & io.jdet.internal.wire.Frame.FLAG_RESPONSE_SACK) != 0;
+            requester.onAck(io.jdet.internal.wire.Frame.reqAck(f), responseSack ? 0 : sack, now);
+            if (state != QpState.CONNECTED) {
+                return;
+            }
+            responder.onResponseAck(io.jdet.internal.wire.Frame.rspAck(f), responseSack ? sack : 0, now);
+            if (state != QpState.CONNECTED) {
+                return; // a response it released could not be sent (its region is gone): the read failed
+            }
         }
         switch (opcode) {
             case io.jdet.internal.wire.Frame.OP_ACK -> nic.counters.acksReceived++;
@@ -702,12 +739,16 @@ public final class QpImpl implements QueuePair {
         ackPending = false;
     }
 
-    /** Answers a frame that reached this queue pair in ERROR: repeat the NAK or the disconnect. */
-    void reannounceError() {
+    /**
+     * Answers a frame that reached this queue pair in ERROR: repeat the NAK or the disconnect.
+     *
+     * @param echoSeq the frame's request ack + 1: the disconnect carries it, so the peer finds it exact
+     */
+    void reannounceError(final int echoSeq) {
         if (errorNakStatus >= 0) {
             nic.sendNak(this, errorNakStatus, errorNakSeq, errorNakEvent);
         } else {
-            nic.sendDisconnect(remotePeer, remoteQpNum, number, EventCode.QP_ERROR.code(), this);
+            nic.sendDisconnect(remotePeer, remoteQpNum, number, errorCode, this, echoSeq);
         }
     }
 

@@ -119,6 +119,12 @@ final class Responder implements OrderedStream {
         rspLastAcked = rspHighestSent = responseIsn - 1;
         scoreboard.reset(rspLastAcked);
         reqExpected = peerRequestIsn;
+        expectedMsgId = Isn.firstMessageId(peerRequestIsn);
+    }
+
+    /** Whether a response-stream ack is one the peer can have sent (see {@link Requester#ackable}). */
+    boolean ackable(final int ack) {
+        return !after(ack, rspHighestSent) && !after(rspLastAcked - 2 * nic.window, ack);
     }
 
     /** Whether the peer acknowledged every response sent. */

@@ -573,7 +573,7 @@ class CmImplTest {
 
     /** Connects the queue pair to the raw peer's queue pair {@link #RAW_QP} directly, without a handshake. */
     private void connectToRaw() {
-        qp.modify(new QpModify().connect(raw.address(), RAW_QP));
+        qp.modify(new QpModify().connect(raw.address(), RAW_QP, CmWire.pack(1, 1)).localPsn(CmWire.pack(1, 1)));
     }
 
     /** Runs the connection manager's timer at a given time, as the progress thread would. */

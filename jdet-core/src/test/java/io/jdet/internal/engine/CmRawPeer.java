@@ -90,7 +90,10 @@ final class CmRawPeer implements AutoCloseable {
      */
     void send(final int opcode, final int dstQp, final int srcQp, final int id, final int key, final long isns,
               final long limits, final int reason, final byte[] payload) {
-        Frame.writeBase(header, opcode, 0, payload.length, dstQp, srcQp, 0, 0, 0, id);
+        // A CM_DISCONNECT carries the next request the sender would send; the raw peer sends none, and a queue pair
+        // connected to it starts its streams at 1.
+        final int seq = opcode == Frame.OP_CM_DISCONNECT ? 1 : 0;
+        Frame.writeBase(header, opcode, 0, payload.length, dstQp, srcQp, seq, 0, 0, id);
         Frame.writeExtension(header, isns, limits, 0, key, reason, 0, 0);
         gather.clear();
         if (payload.length > 0) {

@@ -56,7 +56,7 @@ class ReadResponseCheckTest {
                 nicA.lock.lock();
                 try {
                     Frame.writeBase(frame, Frame.OP_READ_RESP, flags, payload, qpA.number, qpA.remoteQpNum,
-                        qpA.requester.rspExpected, 0, 0, 0);
+                        qpA.requester.rspExpected, CmWire.low(qpA.localPsn) - 1, CmWire.high(qpA.localPsn) - 1, 0);
                     Frame.writeExtension(frame, 0, 0, 0, 0, LENGTH, offset, 0);
                     nicA.onFrame(frame, Frame.HEADER_LENGTH + payload, qpA.remotePeer);
                 } finally {
