@@ -351,6 +351,11 @@ public final class HostilePeer implements AutoCloseable {
             return Frame.address(frame);
         }
 
+        /** @return operand 2 (a connection manager cookie) */
+        public long operand2() {
+            return Frame.operand2(frame);
+        }
+
         /** @return operand 1 */
         public long operand1() {
             return Frame.operand1(frame);

@@ -42,6 +42,10 @@ final class CmImpl implements ConnectionManager {
     private final Map<PeerId, CmRequest> incoming = new HashMap<>();
     private final Map<Integer, CmOutgoing> connects = new HashMap<>();
     private final Map<Integer, CmOutgoing> disconnects = new HashMap<>();
+    private final CmCookie cookies = new CmCookie();
+    private final CmSources sources;
+    /** READY frames a requester sends again, on its retry schedule, in case the first was lost. */
+    private static final int READY_RESENDS = 3;
 
     /** A request as its sender names it: the sender's link handle and its connection id. */
     private record PeerId(long peer, int id) {
@@ -51,6 +55,8 @@ final class CmImpl implements ConnectionManager {
         this.nic = nic;
         this.wire = new CmWire(nic);
         this.changed = nic.lock.newCondition();
+        this.sources = new CmSources(nic.link.address().startsWith("udp:"),
+            nic.device.configuration.cmPendingPerSource());
     }
 
     // ---------------------------------------------------------------- API
@@ -285,6 +291,15 @@ final class CmImpl implements ConnectionManager {
                 changed.signalAll();
             }
             case Frame.OP_CM_DISCONNECT -> onDisconnect(f, peer);
+            case Frame.OP_CM_COOKIE -> {
+                final CmOutgoing o = connects.get(Frame.msgId(f));
+                if (o == null || o.peer != peer || o.state != CmOutgoing.REQUESTED || Frame.operand2(f) == 0) {
+                    nic.counters.cmIgnored++;
+                    return;
+                }
+                o.cookie = Frame.operand2(f);
+                sendRequest(o); // at once: the listener keeps nothing until the cookie comes back
+            }
             default -> {
                 final CmOutgoing d = disconnects.get(Frame.msgId(f));
                 if (d == null || d.peer != peer || d.state != CmOutgoing.REQUESTED) {
@@ -298,11 +313,22 @@ final class CmImpl implements ConnectionManager {
     }
 
     private void onRequest(final MemorySegment f, final long peer) {
+        final long now = System.nanoTime();
+        if (!cookies.valid(Frame.operand2(f), peer, Frame.msgId(f), Frame.key(f), Frame.srcQp(f), now)) {
+            // Not validated: answer with a cookie, no larger than the request, and keep nothing.
+            if (Frame.operand2(f) != 0) {
+                nic.counters.cmBadCookie++;
+            }
+            nic.counters.cmCookies++;
+            wire.send(peer, Frame.OP_CM_COOKIE, 0, Frame.msgId(f), Frame.key(f), 0, 0, 0, NO_DATA, 0,
+                cookies.issue(peer, Frame.msgId(f), Frame.key(f), Frame.srcQp(f), now));
+            return;
+        }
         final PeerId key = new PeerId(peer, Frame.msgId(f));
         final CmRequest known = incoming.get(key);
         if (known != null) {
             if (known.state != CmRequest.PENDING) {
-                sendAnswer(known); // the answer was lost: repeat it
+                sendAnswer(known); // the answer was lost, and the requester's retry asks for it again
             }
             return;
         }
@@ -311,19 +337,20 @@ final class CmImpl implements ConnectionManager {
             Frame.address(f), Frame.operand1(f), CmWire.privateData(f));
         final CmListener listener = listeners.get(serviceId);
         final boolean malformed = !wellFormed(f);
+        final boolean sourceFull = !malformed && listener != null && !sources.allows(peer);
+        if (sourceFull) {
+            nic.counters.cmSourceLimited++;
+        }
         if (malformed || listener == null || listener.queue.size() >= CmListener.BACKLOG
-            || incoming.size() >= MAX_REMEMBERED) {
+            || incoming.size() >= MAX_REMEMBERED || sourceFull) {
+            // Refused without being remembered: a repeat is refused again the same way, so no state is spent.
             r.state = CmRequest.REJECTED;
             r.reason = malformed ? MALFORMED : NO_LISTENER;
-            r.retry = new CmRetry(nic.minRtoNs, System.nanoTime());
-            r.retry.finish(System.nanoTime());
-            if (incoming.size() < MAX_REMEMBERED) {
-                incoming.put(key, r);
-            }
             sendAnswer(r);
             return;
         }
         incoming.put(key, r);
+        sources.add(peer);
         listener.queue.add(r);
         changed.signalAll();
     }
@@ -407,7 +434,8 @@ final class CmImpl implements ConnectionManager {
 
     private void sendRequest(final CmOutgoing o) {
         wire.send(o.peer, Frame.OP_CM_REQUEST, o.qp.number, o.id, o.serviceId,
-            CmWire.pack(o.requestIsn, o.responseIsn), CmWire.pack(o.qp.maxOr, o.qp.maxIr), 0, o.privateData);
+            CmWire.pack(o.requestIsn, o.responseIsn), CmWire.pack(o.qp.maxOr, o.qp.maxIr), 0, o.privateData, 0,
+            o.cookie);
     }
 
     private void sendAnswer(final CmRequest r) {
@@ -431,10 +459,9 @@ final class CmImpl implements ConnectionManager {
                 final CmRequest r = i.next();
                 if (r.retry != null && r.retry.expired(now)) {
                     i.remove();
-                } else if (r.state == CmRequest.ACCEPTED && r.retry.due(now)) {
-                    nic.counters.cmRetransmitted++;
-                    sendAnswer(r);
+                    sources.remove(r.peer);
                 }
+                // An ACCEPT is sent again only when the requester's retry asks for it (onRequest).
             }
         }
         if (!connects.isEmpty()) {
@@ -445,6 +472,10 @@ final class CmImpl implements ConnectionManager {
                 } else if (o.state == CmOutgoing.REQUESTED && o.retry.due(now)) {
                     nic.counters.cmRetransmitted++;
                     sendRequest(o);
+                } else if (o.state == CmOutgoing.ESTABLISHED && o.readyResends < READY_RESENDS && o.retry.due(now)) {
+                    o.readyResends++; // the listener does not resend its ACCEPT: a lost READY is covered here
+                    nic.counters.cmRetransmitted++;
+                    wire.send(o.peer, Frame.OP_CM_READY, o.qp.number, o.id, o.serviceId, 0, 0, 0, NO_DATA);
                 }
             }
         }
