@@ -96,6 +96,30 @@ public final class Configuration implements Cloneable {
      * starts the platform MBean server (some tens of milliseconds once); turn it off where that matters.
      */
     public static final boolean JMX_DEFAULT = true;
+    /** Property of {@link #unknownRepliesPerSecond()}. */
+    public static final String UNKNOWN_REPLIES_PROP = "jdet.unknown.replies.per.second";
+    /**
+     * Default replies per second a NIC sends to frames for queue pairs it does not have (a DISCONNECT with
+     * INVALID_QP each, never larger than the frame it answers): 100, in bursts of up to a tenth of that (at least
+     * 1). Beyond it such frames are dropped without a reply, so a spoofed flood reflects a trickle, not a flood.
+     */
+    public static final int UNKNOWN_REPLIES_DEFAULT = 100;
+    /** Property of {@link #challengeAcksPerSecond()}. */
+    public static final String CHALLENGE_ACKS_PROP = "jdet.challenge.acks.per.second";
+    /**
+     * Default challenge ACKs per second per NIC (RFC 5961): 100. A DISCONNECT or NAK from the connected peer's
+     * address whose sequence number is close to, but not exactly, the expected one is not obeyed; the true peer
+     * is sent an ACK of the true state instead, so that a peer that really meant it repeats it exactly.
+     */
+    public static final int CHALLENGE_ACKS_DEFAULT = 100;
+    /** Property of {@link #cmPendingPerSource()}. */
+    public static final String CM_PENDING_PER_SOURCE_PROP = "jdet.cm.pending.per.source";
+    /**
+     * Default connection requests one source address (whatever its port) may have waiting at a listener or
+     * remembered at once: 16. Only requests whose address was validated (the cookie round trip) count; more
+     * from that address are refused, so one host cannot fill the listener's backlog or the NIC's memory.
+     */
+    public static final int CM_PENDING_PER_SOURCE_DEFAULT = 16;
 
     private int windowFrames = Integer.getInteger(WINDOW_FRAMES_PROP, WINDOW_FRAMES_DEFAULT);
     private int timerPeriodUs = Integer.getInteger(TIMER_PERIOD_US_PROP, TIMER_PERIOD_US_DEFAULT);
@@ -115,6 +139,9 @@ public final class Configuration implements Cloneable {
     private FaultPlan faults = FaultPlan.NONE;
     private String capture = emptyToNull(System.getProperty(CAPTURE_PROP));
     private boolean jmx = Boolean.parseBoolean(System.getProperty(JMX_PROP, Boolean.toString(JMX_DEFAULT)));
+    private int unknownRepliesPerSecond = Integer.getInteger(UNKNOWN_REPLIES_PROP, UNKNOWN_REPLIES_DEFAULT);
+    private int challengeAcksPerSecond = Integer.getInteger(CHALLENGE_ACKS_PROP, CHALLENGE_ACKS_DEFAULT);
+    private int cmPendingPerSource = Integer.getInteger(CM_PENDING_PER_SOURCE_PROP, CM_PENDING_PER_SOURCE_DEFAULT);
 
     /** Creates a configuration from the defaults and system properties. */
     public Configuration() {
@@ -138,6 +165,9 @@ public final class Configuration implements Cloneable {
         check(loopRingFrames >= 8 && loopRingFrames <= LOOP_RING_FRAMES_MAX && Integer.bitCount(loopRingFrames) == 1,
             "loopRingFrames must be a power of 2 in [8, " + LOOP_RING_FRAMES_MAX + "]");
         check(shmDirectory != null && !shmDirectory.isEmpty(), "shmDirectory must be a directory");
+        check(unknownRepliesPerSecond >= 0 && challengeAcksPerSecond >= 0,
+            "reply rates must not be negative");
+        check(cmPendingPerSource >= 1 && cmPendingPerSource <= 4096, "cmPendingPerSource must be in [1, 4096]");
         check(shmMtu >= 512 && shmMtu <= 65_535, "shmMtu must be in [512, 65535]");
         check(shmRingFrames >= 8 && shmRingFrames <= 65_536 && Integer.bitCount(shmRingFrames) == 1,
             "shmRingFrames: a power of 2 in [8, 65536]");
@@ -535,6 +565,69 @@ public final class Configuration implements Cloneable {
         return this;
     }
 
+    /**
+     * Replies per second a NIC sends to frames for unknown queue pairs (0: none).
+     *
+     * @return the rate
+     */
+    public int unknownRepliesPerSecond() {
+        return unknownRepliesPerSecond;
+    }
+
+    /**
+     * Sets the replies per second to frames for unknown queue pairs; checked when a device opens with this
+     * configuration (not negative; 0 sends none, as WireGuard stays silent).
+     *
+     * @param value the rate
+     * @return this
+     */
+    public Configuration unknownRepliesPerSecond(final int value) {
+        unknownRepliesPerSecond = value;
+        return this;
+    }
+
+    /**
+     * Challenge ACKs per second per NIC (RFC 5961).
+     *
+     * @return the rate
+     */
+    public int challengeAcksPerSecond() {
+        return challengeAcksPerSecond;
+    }
+
+    /**
+     * Sets the challenge ACKs per second per NIC; checked when a device opens with this configuration (not
+     * negative; 0 sends none, and a peer's inexact DISCONNECT is then simply ignored).
+     *
+     * @param value the rate
+     * @return this
+     */
+    public Configuration challengeAcksPerSecond(final int value) {
+        challengeAcksPerSecond = value;
+        return this;
+    }
+
+    /**
+     * Validated connection requests one source address may have pending or remembered at a NIC.
+     *
+     * @return the limit
+     */
+    public int cmPendingPerSource() {
+        return cmPendingPerSource;
+    }
+
+    /**
+     * Sets the validated connection requests one source address may have pending or remembered; checked when a
+     * device opens with this configuration (in [1, 4096]).
+     *
+     * @param value the limit
+     * @return this
+     */
+    public Configuration cmPendingPerSource(final int value) {
+        cmPendingPerSource = value;
+        return this;
+    }
+
     private static String emptyToNull(final String value) {
         return value == null || value.isEmpty() ? null : value;
     }
@@ -546,6 +639,8 @@ public final class Configuration implements Cloneable {
             + ", rnrRetryCount=" + rnrRetryCount + ", rnrDelayUs=" + rnrDelayUs + ", maxRegisteredBytes="
             + maxRegisteredBytes + ", loopMtu=" + loopMtu + ", loopRingFrames=" + loopRingFrames + ", shmDirectory="
             + shmDirectory + ", shmMtu=" + shmMtu + ", shmRingFrames=" + shmRingFrames + ", shmSpinUs=" + shmSpinUs
-            + ", faults=" + faults + ", capture=" + capture + ", jmx=" + jmx + "]";
+            + ", faults=" + faults + ", capture=" + capture + ", jmx=" + jmx + ", unknownRepliesPerSecond="
+            + unknownRepliesPerSecond + ", challengeAcksPerSecond=" + challengeAcksPerSecond + ", cmPendingPerSource="
+            + cmPendingPerSource + "]";
     }
 }

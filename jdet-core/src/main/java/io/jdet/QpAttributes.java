@@ -18,10 +18,15 @@ package io.jdet;
  * @param remoteQpNum   the peer's number, when connected
  * @param localAddress  its NIC's link address, to give to the peer
  * @param remoteAddress the peer NIC's link address, when connected
+ * @param localPsn      this end's start sequence numbers ({@code sq_psn}): request stream in the low 32 bits,
+ *                      response stream in the high 32; random, drawn anew whenever the queue pair is (re)set to
+ *                      IDLE; give it to the peer, which passes it to {@link QpModify#connect(String, int, long)}
+ * @param remotePsn     the peer's start sequence numbers ({@code rq_psn}), when connected; 0 otherwise
  */
 public record QpAttributes(ProtectionDomain pd, CompletionQueue sqCq, CompletionQueue rqCq, QpState state, int mtu,
                            int sqSize, int rqSize, int sqSges, int rqSges, int maxOr, int maxIr, int localQpNum,
-                           int remoteQpNum, String localAddress, String remoteAddress) {
+                           int remoteQpNum, String localAddress, String remoteAddress, long localPsn,
+                           long remotePsn) {
 
     /**
      * The state, the numbers and addresses of both ends, and the limits, for logs; the domain and the completion

@@ -15,6 +15,10 @@ public final class QpModify {
     public static final int MAX_OR = 0x08;
     /** {@code DET_QP_MOD_MAX_IR_FLAG}. */
     public static final int MAX_IR = 0x10;
+    /** The peer's start sequence numbers ({@code IBV_QP_RQ_PSN}); required to connect. */
+    public static final int REMOTE_PSN = 0x20;
+    /** This end's start sequence numbers ({@code IBV_QP_SQ_PSN}); optional, random by default. */
+    public static final int LOCAL_PSN = 0x40;
 
     private int flags;
     private QpState nextState;
@@ -24,6 +28,8 @@ public final class QpModify {
     private int maxIr;
     private int remoteQpNum;
     private String remoteAddress;
+    private long localPsn;
+    private long remotePsn;
 
     /** Creates an empty modification. */
     public QpModify() {
@@ -42,7 +48,8 @@ public final class QpModify {
     }
 
     /**
-     * Asks to connect: state CONNECTED to the given remote queue pair.
+     * Asks to connect: state CONNECTED to the given remote queue pair. The peer's start sequence numbers are
+     * needed too ({@link #connect(String, int, long)}): without them {@link QueuePair#modify} fails with EINVAL.
      *
      * @param address the peer NIC's link address ({@link Nic#address()} there)
      * @param qpNum   the peer queue pair's number
@@ -52,6 +59,36 @@ public final class QpModify {
         this.remoteAddress = address;
         this.remoteQpNum = qpNum;
         return state(QpState.CONNECTED);
+    }
+
+    /**
+     * Asks to connect: state CONNECTED to the given remote queue pair, whose streams start where its
+     * {@link QpAttributes#localPsn()} says (as ibverbs' {@code rq_psn}). Frames of an earlier connection between
+     * the same queue pairs then fall outside the new connection's sequence space.
+     *
+     * @param address   the peer NIC's link address ({@link Nic#address()} there)
+     * @param qpNum     the peer queue pair's number
+     * @param remotePsn the peer's start sequence numbers, {@code peer.query().localPsn()}
+     * @return this
+     */
+    public QpModify connect(final String address, final int qpNum, final long remotePsn) {
+        this.remotePsn = remotePsn;
+        flags |= REMOTE_PSN;
+        return connect(address, qpNum);
+    }
+
+    /**
+     * Sets this end's start sequence numbers ({@code sq_psn}) instead of the random ones the queue pair drew: the
+     * request stream's in the low 32 bits, the response stream's in the high 32. Only with a connect from IDLE.
+     * Choosing them predictably gives up the protection random ones give against blind injection.
+     *
+     * @param psn the start sequence numbers
+     * @return this
+     */
+    public QpModify localPsn(final long psn) {
+        this.localPsn = psn;
+        flags |= LOCAL_PSN;
+        return this;
     }
 
     /**
@@ -175,6 +212,24 @@ public final class QpModify {
      */
     public int remoteQpNum() {
         return remoteQpNum;
+    }
+
+    /**
+     * The peer's start sequence numbers ({@link #REMOTE_PSN}).
+     *
+     * @return request stream in the low 32 bits, response stream in the high 32
+     */
+    public long remotePsn() {
+        return remotePsn;
+    }
+
+    /**
+     * This end's start sequence numbers ({@link #LOCAL_PSN}).
+     *
+     * @return request stream in the low 32 bits, response stream in the high 32
+     */
+    public long localPsn() {
+        return localPsn;
     }
 
     /**

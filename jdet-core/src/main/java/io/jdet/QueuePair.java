@@ -50,7 +50,9 @@ public interface QueuePair extends AutoCloseable {
      * @param modify what to change
      * @throws DetException EPERM for an illegal transition; EINVAL for a resize on a transition other than
      *                      IDLE to IDLE or IDLE to CONNECTED, a size above the maximum, no state given with the
-     *                      state flag, or a connect without a peer; ENODEV if the peer address is not reachable
+     *                      state flag, a connect without a peer or without the peer's start sequence numbers
+     *                      ({@link QpModify#connect(String, int, long)}), or start sequence numbers of this end
+     *                      given other than with a connect from IDLE; ENODEV if the peer address is not reachable
      *                      from this NIC's link; EBUSY for a size below the current depth or a max_or below the
      *                      reads and atomics in flight; EIO if the NIC failed fatally
      *                      ({@link EventCode#NIC_FATAL})

@@ -13,8 +13,9 @@
  *     ProtectionDomain pdA = nicA.allocPd(), pdB = nicB.allocPd();
  *     CompletionQueue cqA = nicA.createCq(16, null), cqB = nicB.createCq(16, null);
  *     QueuePair qpA = pdA.createQp(QpCreate.of(cqA, 8, 1)), qpB = pdB.createQp(QpCreate.of(cqB, 8, 1));
- *     qpA.modify(new QpModify().connect(nicB.address(), qpB.number()));   // or the connection manager
- *     qpB.modify(new QpModify().connect(nicA.address(), qpA.number()));
+ *     // or the connection manager; the start sequence numbers are random: exchange them with the numbers
+ *     qpA.modify(new QpModify().connect(nicB.address(), qpB.number(), qpB.query().localPsn()));
+ *     qpB.modify(new QpModify().connect(nicA.address(), qpA.number(), qpA.query().localPsn()));
  *
  *     MemorySegment bufA = arena.allocate(64), bufB = arena.allocate(64);
  *     MemoryRegion mrA = pdA.regMr(bufA, Access.LOCAL_READ | Access.REMOTE_READ);

@@ -39,6 +39,10 @@ class HostileHandshakeTest {
                                                 final int maxIr) {
         s.peer.control(Frame.OP_CM_REQUEST).dst(0).src(srcQp).msgId(0x5151).key(SERVICE).address(pack(100, 200))
             .operands(pack(maxOr, maxIr), 0).send();
+        // No state before the address is validated: the answer is a cookie, which the request must repeat.
+        final long cookie = s.peer.expect(Frame.OP_CM_COOKIE).operand2();
+        s.peer.control(Frame.OP_CM_REQUEST).dst(0).src(srcQp).msgId(0x5151).key(SERVICE).address(pack(100, 200))
+            .operands(pack(maxOr, maxIr), cookie).send();
         return s.peer.expect("a connection manager answer",
             r -> r.opcode() == Frame.OP_CM_ACCEPT || r.opcode() == Frame.OP_CM_REJECT);
     }
@@ -79,6 +83,9 @@ class HostileHandshakeTest {
             .listen(SERVICE)) {
             s.peer.control(Frame.OP_CM_REQUEST).dst(0).msgId(0x5151).key(SERVICE).address(pack(100, 200))
                 .operands(pack(4, 2), 0).payload(new byte[] {9}).send();
+            final long cookie = s.peer.expect(Frame.OP_CM_COOKIE).operand2();
+            s.peer.control(Frame.OP_CM_REQUEST).dst(0).msgId(0x5151).key(SERVICE).address(pack(100, 200))
+                .operands(pack(4, 2), cookie).payload(new byte[] {9}).send();
             final ConnectionRequest r = listener.take(Tests.TIMEOUT.toMillis());
             assertEquals(2, r.remoteMaxIr());
             assertArrayEquals(new byte[] {9}, r.privateData());

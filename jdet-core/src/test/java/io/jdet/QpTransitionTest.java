@@ -64,7 +64,8 @@ class QpTransitionTest {
             final int remoteBefore = pair.qpA.query().remoteQpNum();
             // CONNECTED -> CONNECTED names another peer queue pair: the modify must not reconnect.
             final QpModify modify = to == QpState.CONNECTED
-                ? new QpModify().connect(pair.nicB.address(), pair.qpB.number() + (from == QpState.IDLE ? 0 : 1))
+                ? new QpModify().connect(pair.nicB.address(), pair.qpB.number() + (from == QpState.IDLE ? 0 : 1),
+                    pair.qpB.query().localPsn())
                 : new QpModify().state(to);
             if (outcome.equals("EPERM")) {
                 assertErrno(Errno.EPERM, () -> pair.qpA.modify(modify));

@@ -85,7 +85,7 @@ class QueuePairStateTest {
             assertEquals(2, a.maxOr());
             assertEquals(3, a.maxIr());
             Loopback.connect(pair.qpB, pair.nicA, pair.qpA);
-            pair.qpA.modify(new QpModify().connect(pair.nicB.address(), pair.qpB.number()).sqSize(2));
+            pair.qpA.modify(new QpModify().connect(pair.nicB.address(), pair.qpB.number(), pair.qpB.query().localPsn()).sqSize(2));
             a = pair.qpA.query();
             assertEquals(QpState.CONNECTED, a.state());
             assertEquals(2, a.sqSize());
@@ -321,7 +321,7 @@ class QueuePairStateTest {
     @Test
     void shouldFailWhenPeerQueuePairDoesNotExist() {
         try (Loopback pair = Loopback.open(new Loopback.Options().connect(false))) {
-            pair.qpA.modify(new QpModify().connect(pair.nicB.address(), pair.qpB.number() + 0x100_000));
+            pair.qpA.modify(new QpModify().connect(pair.nicB.address(), pair.qpB.number() + 0x100_000, pair.qpB.query().localPsn()));
             pair.qpA.send(1, sge(pair.mrA, 0, 8), 1, 0, 0);
             final WorkCompletion wc = Tests.pollOne(pair.cqA);
             assertEquals(WcStatus.FLUSHED, wc.status());

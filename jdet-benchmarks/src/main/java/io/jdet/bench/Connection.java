@@ -37,8 +37,8 @@ public final class Connection implements AutoCloseable {
             final Nic nicB = open(det, nicName);
             a = new Endpoint(nicA, arena, bufferBytes, sqDepth, rqDepth);
             b = new Endpoint(nicB, arena, bufferBytes, sqDepth, rqDepth);
-            a.qp.modify(new QpModify().connect(nicB.address(), b.qp.number()));
-            b.qp.modify(new QpModify().connect(nicA.address(), a.qp.number()));
+            a.qp.modify(new QpModify().connect(nicB.address(), b.qp.number(), b.qp.query().localPsn()));
+            b.qp.modify(new QpModify().connect(nicA.address(), a.qp.number(), a.qp.query().localPsn()));
         } catch (final RuntimeException e) {
             close();
             throw e;

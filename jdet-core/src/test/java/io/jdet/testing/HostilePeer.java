@@ -81,13 +81,16 @@ public final class HostilePeer implements AutoCloseable {
         return link.address();
     }
 
+    /** Start sequence numbers with both streams at 1 (and message ids at 0), for hand-made frames. */
+    public static final long STREAMS_AT_ONE = 1L << 32 | 1;
+
     /**
      * Connects a queue pair of the NIC to this peer (IDLE to CONNECTED, streams at 1) and aims frames at it.
      *
      * @param qp the victim
      */
     public void connect(final QueuePair qp) {
-        qp.modify(new QpModify().connect(address(), QP_NUMBER));
+        qp.modify(new QpModify().connect(address(), QP_NUMBER, STREAMS_AT_ONE).localPsn(STREAMS_AT_ONE));
         aimAt(qp.number());
     }
 
@@ -169,12 +172,13 @@ public final class HostilePeer implements AutoCloseable {
     }
 
     /**
-     * Sends a DISCONNECT.
+     * Sends a DISCONNECT as the connected peer does: its sequence number is the next request this peer would send,
+     * which is exactly what the victim expects (RFC 5961's rule; an inexact one is not obeyed).
      *
      * @param code the code (key field)
      */
     public void disconnect(final int code) {
-        control(Frame.OP_DISCONNECT).key(code).send();
+        control(Frame.OP_DISCONNECT).seq(nextRequest).key(code).send();
     }
 
     /** One frame being built; every field starts as a correct peer would send it. */
@@ -345,6 +349,11 @@ public final class HostilePeer implements AutoCloseable {
         /** @return the address field */
         public long address() {
             return Frame.address(frame);
+        }
+
+        /** @return operand 2 (a connection manager cookie) */
+        public long operand2() {
+            return Frame.operand2(frame);
         }
 
         /** @return operand 1 */

@@ -178,7 +178,7 @@ public final class Loopback implements AutoCloseable {
      * @param remote the other end
      */
     public static void connect(final QueuePair qp, final Nic peer, final QueuePair remote) {
-        qp.modify(new QpModify().connect(peer.address(), remote.number()));
+        qp.modify(new QpModify().connect(peer.address(), remote.number(), remote.query().localPsn()));
     }
 
     /**

@@ -47,8 +47,8 @@ public final class Example {
             out.printf("opened %s and %s on the in-process fabric%n", nicA.address(), nicB.address());
             final Side a = new Side(nicA, arena);
             final Side b = new Side(nicB, arena);
-            a.qp.modify(new QpModify().connect(nicB.address(), b.qp.number()));
-            b.qp.modify(new QpModify().connect(nicA.address(), a.qp.number()));
+            a.qp.modify(new QpModify().connect(nicB.address(), b.qp.number(), b.qp.query().localPsn()));
+            b.qp.modify(new QpModify().connect(nicA.address(), a.qp.number(), a.qp.query().localPsn()));
             out.printf("connected queue pair %d to %d%n", a.qp.number(), b.qp.number());
 
             long start = System.nanoTime();

@@ -89,11 +89,11 @@ class ConfigTest {
 
     @Test
     void shouldRoundTripConnectInfoAndReplaceAWildcardAddress() {
-        final ConnectInfo info = new ConnectInfo(7, "udp:0.0.0.0:4000", 1L << 40, 11, 1L << 41, 12, 4);
+        final ConnectInfo info = new ConnectInfo(7, "udp:0.0.0.0:4000", 1L << 40, 11, 1L << 41, 12, 4, 5L);
         assertEquals(info, ConnectInfo.fromFields(info.toFields()));
         assertEquals("udp:10.1.2.3:4000", info.reachableFrom("10.1.2.3").nicAddress());
         assertEquals("udp:[::1]:4000", info.reachableFrom("::1").nicAddress());
-        final ConnectInfo loop = new ConnectInfo(7, "loop:default/2", 0, 0, 0, 0, 4);
+        final ConnectInfo loop = new ConnectInfo(7, "loop:default/2", 0, 0, 0, 0, 4, 5L);
         assertEquals(loop, loop.reachableFrom("127.0.0.1"));
         assertThrows(IllegalArgumentException.class, () -> ConnectInfo.fromFields(Map.of("qp", "1")));
     }

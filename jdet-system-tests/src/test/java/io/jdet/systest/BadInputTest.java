@@ -72,8 +72,8 @@ class BadInputTest {
              Endpoint b = new Endpoint(det, "udp:127.0.0.1", 1 << 16, 16);
              DatagramChannel raw = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
              Raw r = new Raw()) {
-            a.qp.modify(new QpModify().connect(b.nic.address(), b.qp.number()));
-            b.qp.modify(new QpModify().connect(a.nic.address(), a.qp.number()));
+            a.qp.modify(new QpModify().connect(b.nic.address(), b.qp.number(), b.qp.query().localPsn()));
+            b.qp.modify(new QpModify().connect(a.nic.address(), a.qp.number(), a.qp.query().localPsn()));
             final String[] hostPort = a.nic.address().substring(4).split(":");
             final InetSocketAddress target = new InetSocketAddress(hostPort[0], Integer.parseInt(hostPort[1]));
             a.buffer.fill((byte) 0x5A);
@@ -152,7 +152,8 @@ class BadInputTest {
              Raw r = new Raw()) {
             raw.configureBlocking(false);
             final int rawPort = ((InetSocketAddress) raw.getLocalAddress()).getPort();
-            final QpModify connect = new QpModify().connect("udp:127.0.0.1:" + rawPort, rawQp);
+            final QpModify connect = new QpModify().connect("udp:127.0.0.1:" + rawPort, rawQp, 1L << 32 | 1)
+                .localPsn(1L << 32 | 1); // streams at 1, as the hand-made frames number them
             a.qp.modify(connect);
             final String[] hostPort = a.nic.address().substring(4).split(":");
             final InetSocketAddress target = new InetSocketAddress(hostPort[0], Integer.parseInt(hostPort[1]));
@@ -185,7 +186,7 @@ class BadInputTest {
             // Connected again, a DISCONNECT whose code is no event: a protocol error, not an undecodable event.
             a.qp.modify(new QpModify().state(QpState.IDLE));
             a.qp.modify(connect);
-            r.header(Frame.OP_DISCONNECT, 0, 0, dst, rawQp, 0);
+            r.header(Frame.OP_DISCONNECT, 0, 0, dst, rawQp, 1); // exactly the next request expected: obeyed
             Frame.writeExtension(r.frame, 0, 0, 0, 999, 0, 0, 0);
             expect(a, raw, target, r.seal(0), "rx.protocol_error", 1);
             awaitEvent(events, EventCode.QP_ERROR);

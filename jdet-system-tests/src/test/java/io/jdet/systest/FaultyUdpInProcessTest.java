@@ -29,8 +29,8 @@ class FaultyUdpInProcessTest {
         try (Det serverDet = Det.open(faulty(1)); Det clientDet = Det.open(faulty(2));
              Endpoint server = new Endpoint(serverDet, "udp:127.0.0.1", VerbsWorkload.BUFFER_BYTES, 64);
              Endpoint client = new Endpoint(clientDet, "udp:127.0.0.1", VerbsWorkload.BUFFER_BYTES, 64)) {
-            server.qp.modify(new QpModify().connect(client.nic.address(), client.qp.number()));
-            client.qp.modify(new QpModify().connect(server.nic.address(), server.qp.number()));
+            server.qp.modify(new QpModify().connect(client.nic.address(), client.qp.number(), client.qp.query().localPsn()));
+            client.qp.modify(new QpModify().connect(server.nic.address(), server.qp.number(), server.qp.query().localPsn()));
             final CountDownLatch ready = new CountDownLatch(1);
             final CompletableFuture<Void> serverSide = CompletableFuture.runAsync(
                 () -> VerbsWorkload.server(server, ready::countDown));

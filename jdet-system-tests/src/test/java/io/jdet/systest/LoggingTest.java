@@ -62,8 +62,8 @@ class LoggingTest {
             final CompletionQueue cqB = b.createCq(16, null);
             final QueuePair qpA = a.allocPd().createQp(new QpCreate(cqA, cqA, 4, 4, 1, 1, 1, 1));
             final QueuePair qpB = b.allocPd().createQp(new QpCreate(cqB, cqB, 4, 4, 1, 1, 1, 1));
-            qpA.modify(new QpModify().connect(b.address(), qpB.number()));
-            qpB.modify(new QpModify().connect(a.address(), qpA.number()));
+            qpA.modify(new QpModify().connect(b.address(), qpB.number(), qpB.query().localPsn()));
+            qpB.modify(new QpModify().connect(a.address(), qpA.number(), qpA.query().localPsn()));
             final long framesBefore = a.counters().get("frames.sent");
             qpA.modify(new QpModify().state(QpState.ERROR));
             final List<LogRecord> mine = collector.about(a.address());

@@ -254,8 +254,8 @@ public final class LoopbackPerf {
     }
 
     private static void connect(final Endpoint a, final Endpoint b) {
-        a.qp.modify(new QpModify().connect(b.nic.address(), b.qp.number()));
-        b.qp.modify(new QpModify().connect(a.nic.address(), a.qp.number()));
+        a.qp.modify(new QpModify().connect(b.nic.address(), b.qp.number(), b.qp.query().localPsn()));
+        b.qp.modify(new QpModify().connect(a.nic.address(), a.qp.number(), a.qp.query().localPsn()));
     }
 
     private static void poll(final CompletionQueue cq, final WorkCompletion[] wc) {

@@ -28,8 +28,8 @@ class UdpAllocationTest {
             (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         try (Det det = Det.open(); Endpoint a = new Endpoint(det, "udp:127.0.0.1", 1 << 20, 64);
              Endpoint b = new Endpoint(det, "udp:127.0.0.1", 1 << 20, 64)) {
-            a.qp.modify(new QpModify().connect(b.nic.address(), b.qp.number()));
-            b.qp.modify(new QpModify().connect(a.nic.address(), a.qp.number()));
+            a.qp.modify(new QpModify().connect(b.nic.address(), b.qp.number(), b.qp.query().localPsn()));
+            b.qp.modify(new QpModify().connect(a.nic.address(), a.qp.number(), a.qp.query().localPsn()));
             final CompletableFuture<Long> echo = CompletableFuture.supplyAsync(() -> {
                 final long[] allocated = new long[1];
                 rounds(b, a, false, threads, allocated);

@@ -69,8 +69,8 @@ class UdpLinkTest {
             final var cqB = nicB.createCq(8, events);
             final var qpA = pdA.createQp(io.jdet.QpCreate.of(cqA, 4, 1));
             final var qpB = pdB.createQp(io.jdet.QpCreate.of(cqB, 4, 1));
-            qpA.modify(new QpModify().connect(nicB.address(), qpB.number()));
-            qpB.modify(new QpModify().connect(nicA.address(), qpA.number()));
+            qpA.modify(new QpModify().connect(nicB.address(), qpB.number(), qpB.query().localPsn()));
+            qpB.modify(new QpModify().connect(nicA.address(), qpA.number(), qpA.query().localPsn()));
             qpB.recv(1, new io.jdet.DataSegment[0], 0);
             cqB.arm(io.jdet.CqArm.NEXT_SIGNALED, 0);
             // Nobody polls B: its progress thread, blocked in ppoll, must take the frame and fire the event. The
@@ -103,8 +103,8 @@ class UdpLinkTest {
     void shouldRunEveryVerbBetweenTwoUdpNics() {
         try (Det det = Det.open(); Endpoint a = new Endpoint(det, "udp:127.0.0.1", 1 << 20, 32);
              Endpoint b = new Endpoint(det, "udp:127.0.0.1:0", 1 << 20, 32)) {
-            a.qp.modify(new QpModify().connect(b.nic.address(), b.qp.number()));
-            b.qp.modify(new QpModify().connect(a.nic.address(), a.qp.number()));
+            a.qp.modify(new QpModify().connect(b.nic.address(), b.qp.number(), b.qp.query().localPsn()));
+            b.qp.modify(new QpModify().connect(a.nic.address(), a.qp.number(), a.qp.query().localPsn()));
             final int big = 300_000;
             for (int i = 0; i < big; i++) {
                 a.buffer.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 7 + 3));

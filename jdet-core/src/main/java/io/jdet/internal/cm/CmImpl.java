@@ -8,8 +8,10 @@ import io.jdet.Errno;
 import io.jdet.EventCode;
 import io.jdet.QpState;
 import io.jdet.QueuePair;
+import io.jdet.internal.protocol.Isn;
 import io.jdet.internal.protocol.PeerValues;
 import io.jdet.internal.verbs.CmHandler;
+import io.jdet.internal.verbs.ControlCheck;
 import io.jdet.internal.verbs.NicImpl;
 import io.jdet.internal.verbs.QpImpl;
 import io.jdet.internal.wire.Frame;
@@ -18,7 +20,6 @@ import java.lang.foreign.MemorySegment;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.function.BooleanSupplier;
@@ -47,6 +48,10 @@ public final class CmImpl implements CmHandler {
     private final Map<PeerId, CmRequest> incoming = new HashMap<>();
     private final Map<Integer, CmOutgoing> connects = new HashMap<>();
     private final Map<Integer, CmOutgoing> disconnects = new HashMap<>();
+    private final CmCookie cookies = new CmCookie();
+    private final CmSources sources;
+    /** READY frames a requester sends again, on its retry schedule, in case the first was lost. */
+    private static final int READY_RESENDS = 3;
 
     /** A request as its sender names it: the sender's link handle and its connection id. */
     private record PeerId(long peer, int id) {
@@ -61,6 +66,8 @@ public final class CmImpl implements CmHandler {
         this.nic = nic;
         this.wire = new CmWire(nic);
         this.changed = nic.lock.newCondition();
+        this.sources = new CmSources(nic.link.address().startsWith("udp:"),
+            nic.device.configuration.cmPendingPerSource());
     }
 
     // ---------------------------------------------------------------- API
@@ -134,7 +141,7 @@ public final class CmImpl implements CmHandler {
             }
             int id;
             do {
-                id = ThreadLocalRandom.current().nextInt();
+                id = Isn.next();
             } while (id == 0 || connects.containsKey(id));
             final long now = System.nanoTime();
             final CmOutgoing o = new CmOutgoing(id, peer, qp, serviceId, data, isn(), isn(),
@@ -243,7 +250,7 @@ public final class CmImpl implements CmHandler {
             }
             int id;
             do {
-                id = ThreadLocalRandom.current().nextInt();
+                id = Isn.next();
             } while (id == 0 || disconnects.containsKey(id));
             final CmOutgoing d = new CmOutgoing(id, qp.remotePeer, qp, 0, new byte[0], 0, 0,
                 new CmRetry(nic.minRtoNs, System.nanoTime()));
@@ -296,6 +303,15 @@ public final class CmImpl implements CmHandler {
                 changed.signalAll();
             }
             case Frame.OP_CM_DISCONNECT -> onDisconnect(f, peer);
+            case Frame.OP_CM_COOKIE -> {
+                final CmOutgoing o = connects.get(Frame.msgId(f));
+                if (o == null || o.peer != peer || o.state != CmOutgoing.REQUESTED || Frame.operand2(f) == 0) {
+                    nic.counters.cmIgnored++;
+                    return;
+                }
+                o.cookie = Frame.operand2(f);
+                sendRequest(o); // at once: the listener keeps nothing until the cookie comes back
+            }
             default -> {
                 final CmOutgoing d = disconnects.get(Frame.msgId(f));
                 if (d == null || d.peer != peer || d.state != CmOutgoing.REQUESTED) {
@@ -309,11 +325,22 @@ public final class CmImpl implements CmHandler {
     }
 
     private void onRequest(final MemorySegment f, final long peer) {
+        final long now = System.nanoTime();
+        if (!cookies.valid(Frame.operand2(f), peer, Frame.msgId(f), Frame.key(f), Frame.srcQp(f), now)) {
+            // Not validated: answer with a cookie, no larger than the request, and keep nothing.
+            if (Frame.operand2(f) != 0) {
+                nic.counters.cmBadCookie++;
+            }
+            nic.counters.cmCookies++;
+            wire.send(peer, Frame.OP_CM_COOKIE, 0, Frame.msgId(f), Frame.key(f), 0, 0, 0, NO_DATA, 0,
+                cookies.issue(peer, Frame.msgId(f), Frame.key(f), Frame.srcQp(f), now));
+            return;
+        }
         final PeerId key = new PeerId(peer, Frame.msgId(f));
         final CmRequest known = incoming.get(key);
         if (known != null) {
             if (known.state != CmRequest.PENDING) {
-                sendAnswer(known); // the answer was lost: repeat it
+                sendAnswer(known); // the answer was lost, and the requester's retry asks for it again
             }
             return;
         }
@@ -322,19 +349,20 @@ public final class CmImpl implements CmHandler {
             Frame.address(f), Frame.operand1(f), CmWire.privateData(f));
         final CmListener listener = listeners.get(serviceId);
         final boolean malformed = !wellFormed(f);
+        final boolean sourceFull = !malformed && listener != null && !sources.allows(peer);
+        if (sourceFull) {
+            nic.counters.cmSourceLimited++;
+        }
         if (malformed || listener == null || listener.queue.size() >= CmListener.BACKLOG
-            || incoming.size() >= MAX_REMEMBERED) {
+            || incoming.size() >= MAX_REMEMBERED || sourceFull) {
+            // Refused without being remembered: a repeat is refused again the same way, so no state is spent.
             r.state = CmRequest.REJECTED;
             r.reason = malformed ? MALFORMED : NO_LISTENER;
-            r.retry = new CmRetry(nic.minRtoNs, System.nanoTime());
-            r.retry.finish(System.nanoTime());
-            if (incoming.size() < MAX_REMEMBERED) {
-                incoming.put(key, r);
-            }
             sendAnswer(r);
             return;
         }
         incoming.put(key, r);
+        sources.add(peer);
         listener.queue.add(r);
         changed.signalAll();
     }
@@ -402,6 +430,9 @@ public final class CmImpl implements CmHandler {
                 nic.counters.foreignSource++;
                 return; // only the connected peer may disconnect a queue pair
             }
+            if (!ControlCheck.exact(qp, Frame.seq(f))) {
+                return; // the peer disconnects only when quiescent, so its next request is exactly the expected one
+            }
             qp.disconnect(EventCode.DISCONNECT.code(), true, false);
             changed.signalAll();
         }
@@ -415,7 +446,8 @@ public final class CmImpl implements CmHandler {
 
     private void sendRequest(final CmOutgoing o) {
         wire.send(o.peer, Frame.OP_CM_REQUEST, o.qp.number, o.id, o.serviceId,
-            CmWire.pack(o.requestIsn, o.responseIsn), CmWire.pack(o.qp.maxOr, o.qp.maxIr), 0, o.privateData);
+            CmWire.pack(o.requestIsn, o.responseIsn), CmWire.pack(o.qp.maxOr, o.qp.maxIr), 0, o.privateData, 0,
+            o.cookie);
     }
 
     private void sendAnswer(final CmRequest r) {
@@ -428,7 +460,8 @@ public final class CmImpl implements CmHandler {
     }
 
     private void sendDisconnect(final CmOutgoing d) {
-        wire.send(d.peer, Frame.OP_CM_DISCONNECT, d.qp.number, d.id, d.qp.remoteQpNum, 0, 0, 0, NO_DATA);
+        wire.send(d.peer, Frame.OP_CM_DISCONNECT, d.qp.number, d.id, d.qp.remoteQpNum, 0, 0, 0, NO_DATA,
+            d.qp.nextRequestSeq(), 0);
     }
 
     /** Retransmits what is due and forgets finished exchanges. Engine lock held; allocation free when idle. */
@@ -439,10 +472,9 @@ public final class CmImpl implements CmHandler {
                 final CmRequest r = i.next();
                 if (r.retry != null && r.retry.expired(now)) {
                     i.remove();
-                } else if (r.state == CmRequest.ACCEPTED && r.retry.due(now)) {
-                    nic.counters.cmRetransmitted++;
-                    sendAnswer(r);
+                    sources.remove(r.peer);
                 }
+                // An ACCEPT is sent again only when the requester's retry asks for it (onRequest).
             }
         }
         if (!connects.isEmpty()) {
@@ -453,6 +485,10 @@ public final class CmImpl implements CmHandler {
                 } else if (o.state == CmOutgoing.REQUESTED && o.retry.due(now)) {
                     nic.counters.cmRetransmitted++;
                     sendRequest(o);
+                } else if (o.state == CmOutgoing.ESTABLISHED && o.readyResends < READY_RESENDS && o.retry.due(now)) {
+                    o.readyResends++; // the listener does not resend its ACCEPT: a lost READY is covered here
+                    nic.counters.cmRetransmitted++;
+                    wire.send(o.peer, Frame.OP_CM_READY, o.qp.number, o.id, o.serviceId, 0, 0, 0, NO_DATA);
                 }
             }
         }
@@ -519,7 +555,7 @@ public final class CmImpl implements CmHandler {
 
     /** A random initial sequence number: stale frames of an earlier connection then miss the window. */
     private static int isn() {
-        return ThreadLocalRandom.current().nextInt();
+        return Isn.next();
     }
 
     /** The NIC failed fatally: wakes every caller waiting for the peer, so that it fails with EIO at once. */

@@ -25,6 +25,10 @@ final class CmOutgoing {
     int state = REQUESTED;
     byte[] reply = new byte[0];
     int reason;
+    /** The listener's address-validation cookie, once it sent one (0: none yet). */
+    long cookie;
+    /** READY frames sent again on the timer (a lost READY is not asked for again: ACCEPT is not resent). */
+    int readyResends;
 
     CmOutgoing(final int id, final long peer, final QpImpl qp, final int serviceId, final byte[] privateData,
                final int requestIsn, final int responseIsn, final CmRetry retry) {

@@ -1,5 +1,6 @@
 package io.jdet.internal.cm;
 
+import io.jdet.internal.protocol.Isn;
 import io.jdet.internal.verbs.NicImpl;
 import io.jdet.internal.wire.Frame;
 import io.jdet.internal.wire.FrameCrc;
@@ -44,9 +45,20 @@ final class CmWire {
      */
     void send(final long peer, final int opcode, final int srcQp, final int id, final int key, final long isns,
               final long limits, final int reason, final byte[] privateData) {
+        send(peer, opcode, srcQp, id, key, isns, limits, reason, privateData, 0, 0);
+    }
+
+    /**
+     * Sends one frame with a sequence number and a cookie (see the other {@code send} for the rest).
+     *
+     * @param seq    CM_DISCONNECT: the next request the sender would send, which the receiver must expect exactly
+     * @param cookie CM_REQUEST and CM_COOKIE: the address-validation cookie (operand 2), 0 for none
+     */
+    void send(final long peer, final int opcode, final int srcQp, final int id, final int key, final long isns,
+              final long limits, final int reason, final byte[] privateData, final int seq, final long cookie) {
         final int n = privateData.length;
-        Frame.writeBase(header, opcode, 0, n, 0, srcQp, 0, 0, 0, id);
-        Frame.writeExtension(header, isns, limits, 0, key, reason, 0, 0);
+        Frame.writeBase(header, opcode, 0, n, 0, srcQp, seq, 0, 0, id);
+        Frame.writeExtension(header, isns, limits, cookie, key, reason, 0, 0);
         gather.clear();
         if (n > 0) {
             MemorySegment.copy(privateData, 0, data, ValueLayout.JAVA_BYTE, 0, n);
@@ -70,15 +82,15 @@ final class CmWire {
     }
 
     static long pack(final int low, final int high) {
-        return (low & 0xFFFF_FFFFL) | (long) high << 32;
+        return Isn.pack(low, high);
     }
 
     static int low(final long packed) {
-        return (int) packed;
+        return Isn.low(packed);
     }
 
     static int high(final long packed) {
-        return (int) (packed >>> 32);
+        return Isn.high(packed);
     }
 
     void close() {

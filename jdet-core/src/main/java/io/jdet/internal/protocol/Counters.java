@@ -16,6 +16,20 @@ public final class Counters {
     public long naksSent;
     public long naksReceived;
     public long naksIgnored;
+    /** Frames whose acknowledgement named a sequence number never sent (or far behind): dropped whole. */
+    public long ackUnsent;
+    /** DISCONNECTs (and CM disconnects) from the peer's address whose sequence number was not the exact one. */
+    public long controlInexact;
+    /** Challenge ACKs sent (RFC 5961), within {@code Configuration.challengeAcksPerSecond}. */
+    public long challengeAcks;
+    /** Replies to unattributable frames (unknown queue pair) or challenges left out by the rate limits. */
+    public long repliesLimited;
+    /** Connection requests answered with a cookie instead of state (address not yet validated). */
+    public long cmCookies;
+    /** Connection requests whose cookie was wrong or stale: dropped. */
+    public long cmBadCookie;
+    /** Validated connection requests refused because their source address had too many pending. */
+    public long cmSourceLimited;
     public long rnrNaksSent;
     public long rnrNaksReceived;
     public long retransmitted;
@@ -91,6 +105,13 @@ public final class Counters {
         m.put("cm.ignored", cmIgnored);
         m.put("rx.protocol_error", protocolErrors);
         m.put("cm.malformed", cmMalformed);
+        m.put("rx.ack_unsent", ackUnsent);
+        m.put("rx.control_inexact", controlInexact);
+        m.put("tx.challenge_acks", challengeAcks);
+        m.put("tx.replies_limited", repliesLimited);
+        m.put("cm.cookies", cmCookies);
+        m.put("cm.bad_cookie", cmBadCookie);
+        m.put("cm.source_limited", cmSourceLimited);
         return m;
     }
 }

@@ -19,7 +19,7 @@ import java.util.function.Function;
 
 /** The device: owns NICs and event queues, the configuration and the registration quota. */
 public final class DeviceImpl implements Det {
-    final Configuration configuration;
+    public final Configuration configuration;
     final List<NicImpl> nics = new ArrayList<>();
     final List<EventQueueImpl> events = new ArrayList<>();
     final AtomicLong registeredBytes = new AtomicLong();

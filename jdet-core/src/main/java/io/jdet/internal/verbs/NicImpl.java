@@ -14,8 +14,10 @@ import io.jdet.WcStatus;
 import io.jdet.internal.link.FrameHandler;
 import io.jdet.internal.link.Link;
 import io.jdet.internal.protocol.Counters;
+import io.jdet.internal.protocol.Isn;
 import io.jdet.internal.protocol.PeerValues;
 import io.jdet.internal.protocol.ReorderPool;
+import io.jdet.internal.protocol.TokenBucket;
 import io.jdet.internal.wire.Frame;
 import io.jdet.internal.wire.FrameCrc;
 import io.jdet.internal.wire.FrameGather;
@@ -79,6 +81,10 @@ public final class NicImpl implements Nic, FrameHandler {
     final io.jdet.internal.observe.NicObserver observer;
     public final CmHandler cm;
     final ReorderPool reorder;
+    /** Bounds the replies to frames for unknown queue pairs ({@code Configuration.unknownRepliesPerSecond}). */
+    private final TokenBucket unknownReplies;
+    /** Bounds challenge ACKs ({@code Configuration.challengeAcksPerSecond}). */
+    private final TokenBucket challenges;
 
     final int mtu;
     final int maxPayload;
@@ -142,6 +148,8 @@ public final class NicImpl implements Nic, FrameHandler {
         this.txHeader = MemorySegment.ofBuffer(txHeaderView);
         this.cm = device.cmFactory.apply(this);
         this.reorder = new ReorderPool(mtu);
+        this.unknownReplies = new TokenBucket(c.unknownRepliesPerSecond(), Math.max(1, c.unknownRepliesPerSecond() / 10));
+        this.challenges = new TokenBucket(c.challengeAcksPerSecond(), Math.max(1, c.challengeAcksPerSecond() / 10));
     }
 
     Thread progressThread() {
@@ -396,14 +404,39 @@ public final class NicImpl implements Nic, FrameHandler {
     }
 
     void sendDisconnect(final long peer, final int dstQp, final int srcQp, final int code, final QpImpl qp) {
+        sendDisconnect(peer, dstQp, srcQp, code, qp, qp == null ? 0 : qp.requester.nextRequestSeq());
+    }
+
+    /**
+     * A DISCONNECT whose sequence number proves it belongs (RFC 5961): the receiver obeys it only if {@code seq}
+     * is exactly the next request it expects. Sent unprompted, that is the next request this side would send; in
+     * answer to a frame, that frame's request ack + 1, which a blind spoofer cannot know.
+     */
+    void sendDisconnect(final long peer, final int dstQp, final int srcQp, final int code, final QpImpl qp,
+                        final int seq) {
         if (peer < 0) {
             return;
         }
         counters.disconnectsSent++;
         final int reqAck = qp == null ? 0 : qp.responder.reqExpected - 1;
         final int rspAck = qp == null ? 0 : qp.requester.rspExpected - 1;
-        sendControl(peer, Frame.OP_DISCONNECT, dstQp, srcQp, 0, reqAck, rspAck, code, 0,
+        sendControl(peer, Frame.OP_DISCONNECT, dstQp, srcQp, seq, reqAck, rspAck, code, 0,
             qp == null ? 0 : qp.responder.heldRequests.bits);
+    }
+
+    /**
+     * An exchange with the connected peer's address did not prove itself (an inexact DISCONNECT or NAK, an ACK
+     * of something never sent): instead of obeying it, the true peer gets an ACK of the true state (RFC 5961's
+     * challenge ACK), within {@code Configuration.challengeAcksPerSecond}. A peer that really meant it answers
+     * with the exact frame; a spoofer never sees the challenge.
+     */
+    void challenge(final QpImpl qp) {
+        if (challenges.tryTake(rxNow)) {
+            counters.challengeAcks++;
+            sendAck(qp);
+        } else {
+            counters.repliesLimited++;
+        }
     }
 
     void owesAck(final QpImpl qp) {
@@ -543,7 +576,13 @@ public final class NicImpl implements Nic, FrameHandler {
         if (qp == null) {
             counters.unknownQp++;
             if (opcode != Frame.OP_DISCONNECT && opcode != Frame.OP_NAK && opcode != Frame.OP_ACK) {
-                sendDisconnect(peer, Frame.srcQp(f), dst, EventCode.INVALID_QP.code(), null);
+                // At most a rate-limited trickle of replies, each no larger than the frame it answers: a spoofed
+                // flood cannot be reflected. The reply echoes the frame's ack, so only its true sender obeys it.
+                if (unknownReplies.tryTake(rxNow)) {
+                    sendDisconnect(peer, Frame.srcQp(f), dst, EventCode.INVALID_QP.code(), null, Frame.reqAck(f) + 1);
+                } else {
+                    counters.repliesLimited++;
+                }
             }
             return;
         }
@@ -560,7 +599,7 @@ public final class NicImpl implements Nic, FrameHandler {
             // trade frames) is answered, one for one, with this side's NAK or DISCONNECT again: the first may have
             // met a full ring or been lost, and an ACK may be all the peer still sends while it waits for a response.
             if (opcode != Frame.OP_DISCONNECT && opcode != Frame.OP_NAK) {
-                qp.reannounceError();
+                qp.reannounceError(Frame.reqAck(f) + 1);
             }
             return;
         }

@@ -17,6 +17,7 @@ import io.jdet.ResourceType;
 import io.jdet.WcType;
 import io.jdet.WrFlags;
 import io.jdet.internal.protocol.Connection;
+import io.jdet.internal.protocol.Isn;
 import io.jdet.internal.protocol.PeerValues;
 
 /**
@@ -52,7 +53,13 @@ public final class QpImpl implements QueuePair, Connection {
     int errorNakStatus = -1;
     int errorNakSeq;
     int errorNakEvent;
+    /** The event this side announced when it entered ERROR, repeated to the peer's later frames. */
+    int errorCode = EventCode.QP_ERROR.code();
     public boolean destroyed;
+    /** This end's start sequence numbers (request low, response high): random, new for every incarnation. */
+    long localPsn = Isn.pair();
+    /** The peer's, once connected. */
+    long remotePsn;
 
     private QpImpl(final PdImpl pd, final QpCreate c) {
         this.nic = pd.nic;
@@ -127,7 +134,7 @@ public final class QpImpl implements QueuePair, Connection {
         try {
             checkOpen();
             return new QpAttributes(pd, sqCq, rqCq, state, nic.mtu, requester.queue.capacity, responder.queue.capacity, sqSges,
-                rqSges, maxOr, maxIr, number, remoteQpNum, nic.address(), remoteAddress);
+                rqSges, maxOr, maxIr, number, remoteQpNum, nic.address(), remoteAddress, localPsn, remotePsn);
         } finally {
             nic.lock.unlock();
         }
@@ -450,6 +457,12 @@ public final class QpImpl implements QueuePair, Connection {
                     throw new DetException(Errno.ENODEV, "cannot reach " + m.remoteAddress() + " from "
                         + nic.address());
                 }
+                if ((flags & QpModify.REMOTE_PSN) == 0) {
+                    throw new DetException(Errno.EINVAL, "connecting needs the peer's start sequence numbers "
+                        + "(its QueuePair.query().localPsn())");
+                }
+            } else if ((flags & QpModify.LOCAL_PSN) != 0) {
+                throw new DetException(Errno.EINVAL, "start sequence numbers are set only with a connect from IDLE");
             }
             if (resize) {
                 applyResize(m);
@@ -536,6 +549,12 @@ public final class QpImpl implements QueuePair, Connection {
                     final long now = System.nanoTime();
                     requester.connected(now);
                     responder.connected(now);
+                    if ((m.flags() & QpModify.LOCAL_PSN) != 0) {
+                        localPsn = m.localPsn();
+                    }
+                    remotePsn = m.remotePsn();
+                    requester.startAt(Isn.low(localPsn), Isn.high(remotePsn));
+                    responder.startAt(Isn.high(localPsn), Isn.low(remotePsn));
                     nic.observer.connectionUp(number, remoteAddress, remoteQpNum);
                 }
             }
@@ -564,6 +583,8 @@ public final class QpImpl implements QueuePair, Connection {
         final long now = System.nanoTime();
         requester.connected(now);
         responder.connected(now);
+        localPsn = Isn.pack(requestIsn, responseIsn);
+        remotePsn = Isn.pack(peerRequest, peerResponse);
         requester.startAt(requestIsn, peerResponse);
         responder.startAt(responseIsn, peerRequest);
         nic.observer.connectionUp(number, address, qpNum);
@@ -586,6 +607,8 @@ public final class QpImpl implements QueuePair, Connection {
         ackPending = false;
         unackedFrames = 0;
         errorNakStatus = -1;
+        localPsn = Isn.pair(); // a new incarnation: frames of the old one miss its sequence space
+        remotePsn = 0;
     }
 
     /**
@@ -628,6 +651,7 @@ public final class QpImpl implements QueuePair, Connection {
             return;
         }
         final boolean wasConnected = state == QpState.CONNECTED;
+        errorCode = code;
         if (wasConnected) {
             nic.observer.connectionDown(number, remoteAddress, remoteQpNum, code, remote, true);
         } else {
@@ -662,16 +686,30 @@ public final class QpImpl implements QueuePair, Connection {
 
     /** A frame from the connected peer, CRC and header already checked. */
     void onFrame(final java.lang.foreign.MemorySegment f, final int opcode, final long now) {
-        final int sack = io.jdet.internal.wire.Frame.sack(f);
-        final boolean responseSack = opcode == io.jdet.internal.wire.Frame.OP_ACK
-            && (io.jdet.internal.wire.Frame.flags(f) & io.jdet.internal.wire.Frame.FLAG_RESPONSE_SACK) != 0;
-        requester.onAck(io.jdet.internal.wire.Frame.reqAck(f), responseSack ? 0 : sack, now);
-        if (state != QpState.CONNECTED) {
+        final boolean ackable = requester.ackable(io.jdet.internal.wire.Frame.reqAck(f))
+            && responder.ackable(io.jdet.internal.wire.Frame.rspAck(f));
+        if (opcode == io.jdet.internal.wire.Frame.OP_DISCONNECT) {
+            if (!ControlCheck.exact(this, io.jdet.internal.wire.Frame.seq(f))) {
+                return; // not provably the peer's: at most a challenge ACK
+            }
+        } else if (!ackable) {
+            // It acknowledges what was never sent (RFC 5961): not from the peer; dropped whole, the peer challenged.
+            nic.counters.ackUnsent++;
+            nic.challenge(this);
             return;
         }
-        responder.onResponseAck(io.jdet.internal.wire.Frame.rspAck(f), responseSack ? sack : 0, now);
-        if (state != QpState.CONNECTED) {
-            return; // a response it released could not be sent (its region is gone): the read failed
+        if (ackable) { // a DISCONNECT answering a frame for a queue pair that is gone carries no acks of ours
+            final int sack = io.jdet.internal.wire.Frame.sack(f);
+            final boolean responseSack = opcode == io.jdet.internal.wire.Frame.OP_ACK
+                && (io.jdet.internal.wire.Frame.flags(f) & io.jdet.internal.wire.Frame.FLAG_RESPONSE_SACK) != 0;
+            requester.onAck(io.jdet.internal.wire.Frame.reqAck(f), responseSack ? 0 : sack, now);
+            if (state != QpState.CONNECTED) {
+                return;
+            }
+            responder.onResponseAck(io.jdet.internal.wire.Frame.rspAck(f), responseSack ? sack : 0, now);
+            if (state != QpState.CONNECTED) {
+                return; // a response it released could not be sent (its region is gone): the read failed
+            }
         }
         switch (opcode) {
             case io.jdet.internal.wire.Frame.OP_ACK -> nic.counters.acksReceived++;
@@ -710,12 +748,16 @@ public final class QpImpl implements QueuePair, Connection {
         ackPending = false;
     }
 
-    /** Answers a frame that reached this queue pair in ERROR: repeat the NAK or the disconnect. */
-    void reannounceError() {
+    /**
+     * Answers a frame that reached this queue pair in ERROR: repeat the NAK or the disconnect.
+     *
+     * @param echoSeq the frame's request ack + 1: the disconnect carries it, so the peer finds it exact
+     */
+    void reannounceError(final int echoSeq) {
         if (errorNakStatus >= 0) {
             nic.sendNak(this, errorNakStatus, errorNakSeq, errorNakEvent);
         } else {
-            nic.sendDisconnect(remotePeer, remoteQpNum, number, EventCode.QP_ERROR.code(), this);
+            nic.sendDisconnect(remotePeer, remoteQpNum, number, errorCode, this, echoSeq);
         }
     }
 
@@ -796,5 +838,13 @@ public final class QpImpl implements QueuePair, Connection {
     @Override
     public String toString() {
         return "QueuePair[" + nic.address() + "#" + number + ", " + state + "]";
+    }
+
+    /**
+     * @return the sequence number of this queue pair's next request, which a connection manager disconnect carries
+     *         (engine lock held)
+     */
+    public int nextRequestSeq() {
+        return requester.nextRequestSeq();
     }
 }

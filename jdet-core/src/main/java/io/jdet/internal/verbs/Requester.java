@@ -4,6 +4,7 @@ import io.jdet.EventCode;
 import io.jdet.WcStatus;
 import io.jdet.WrFlags;
 import io.jdet.internal.protocol.HeldFrames;
+import io.jdet.internal.protocol.Isn;
 import io.jdet.internal.protocol.OrderedStream;
 import io.jdet.internal.protocol.PeerValues;
 import io.jdet.internal.protocol.SackScoreboard;
@@ -101,6 +102,25 @@ final class Requester implements OrderedStream {
         lastAcked = highestSent = requestIsn - 1;
         scoreboard.reset(lastAcked);
         rspExpected = peerResponseIsn;
+        nextMsgId = Isn.firstMessageId(requestIsn);
+    }
+
+    /**
+     * The first request not yet acknowledged: what the peer expects next when every acknowledged request arrived
+     * and the rest did not (after a failure, the likely case); when all were acknowledged, exactly it. A DISCONNECT
+     * carries it (RFC 5961's exact match); a peer that expects another answers with a challenge ACK, whose echo
+     * then makes the repeated DISCONNECT exact.
+     */
+    int nextRequestSeq() {
+        return lastAcked + 1;
+    }
+
+    /**
+     * Whether a request-stream ack is one the peer can have sent: not beyond the highest request sent, and not
+     * more than two windows behind the cumulative ack (RFC 5961's acceptable ACK range).
+     */
+    boolean ackable(final int ack) {
+        return !after(ack, highestSent) && !after(lastAcked - 2 * nic.window, ack);
     }
 
     /** Whether every posted work request has completed. */
@@ -436,6 +456,9 @@ final class Requester implements OrderedStream {
         final SendWr w = nakTarget(seq, status);
         if (w == null) {
             nic.counters.naksIgnored++;
+            if (after(seq, lastAcked) && !after(seq, highestSent)) {
+                nic.challenge(qp); // in the window but not the exact next request: the true peer repeats it
+            }
             return;
         }
         if (status == Frame.NAK_RNR) {
@@ -521,7 +544,9 @@ final class Requester implements OrderedStream {
      */
     private SendWr nakTarget(final int seq, final int status) {
         if (after(seq, lastAcked) && !after(seq, highestSent)) {
-            return findBySeq(seq);
+            // RFC 5961: only the exact next request; the peer refuses requests in order, and its NAK's own ack
+            // (processed first) covers every request before the one refused.
+            return seq == lastAcked + 1 ? findBySeq(seq) : null;
         }
         if (status == Frame.NAK_RNR) {
             return null;

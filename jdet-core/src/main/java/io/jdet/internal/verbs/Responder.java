@@ -6,6 +6,7 @@ import io.jdet.WcFlags;
 import io.jdet.WcStatus;
 import io.jdet.WcType;
 import io.jdet.internal.protocol.HeldFrames;
+import io.jdet.internal.protocol.Isn;
 import io.jdet.internal.protocol.OrderedStream;
 import io.jdet.internal.protocol.SackScoreboard;
 import io.jdet.internal.wire.Frame;
@@ -122,6 +123,12 @@ final class Responder implements OrderedStream {
         rspLastAcked = rspHighestSent = responseIsn - 1;
         scoreboard.reset(rspLastAcked);
         reqExpected = peerRequestIsn;
+        expectedMsgId = Isn.firstMessageId(peerRequestIsn);
+    }
+
+    /** Whether a response-stream ack is one the peer can have sent (see {@link Requester#ackable}). */
+    boolean ackable(final int ack) {
+        return !after(ack, rspHighestSent) && !after(rspLastAcked - 2 * nic.window, ack);
     }
 
     /** Whether the peer acknowledged every response sent. */

@@ -19,6 +19,8 @@ final class Scatter {
     final MrImpl[] regions;
     final long[] offsets;
     final int[] lengths;
+    /** Each region's l_key at post time: {@code mr.modify} issues new keys, which revokes the post at once. */
+    private final int[] keys;
     int count;
     long total;
 
@@ -26,6 +28,7 @@ final class Scatter {
         regions = new MrImpl[capacity];
         offsets = new long[capacity];
         lengths = new int[capacity];
+        keys = new int[capacity];
     }
 
     /**
@@ -70,6 +73,7 @@ final class Scatter {
             final DataSegment ds = segments[i];
             final MrImpl mr = nic.localRegion(ds.lKey());
             regions[i] = mr;
+            keys[i] = mr.lKey;
             offsets[i] = ds.address() - mr.address;
             lengths[i] = ds.length();
         }
@@ -82,11 +86,12 @@ final class Scatter {
 
     /**
      * Whether the engine may still touch every region: one may have been deregistered (or its arena closed) since
-     * the post.
+     * the post, or modified (moved to another protection domain or re-keyed: {@code mr.modify} revokes the old
+     * keys and domain at once, for work already posted too).
      */
     boolean stillValid() {
         for (int i = 0; i < count; i++) {
-            if (!regions[i].usable()) {
+            if (!regions[i].usable() || regions[i].lKey != keys[i]) {
                 return false;
             }
         }

@@ -119,6 +119,11 @@ public final class Frame {
     public static final int OP_CM_DISCONNECT = 36;
     /** Connection manager, unsequenced, to queue pair 0: the disconnect was done. */
     public static final int OP_CM_DISCONNECT_REPLY = 37;
+    /**
+     * Connection manager, unsequenced, to queue pair 0: the request's address is not validated yet; operand 2
+     * holds a cookie the requester repeats in its request.
+     */
+    public static final int OP_CM_COOKIE = 38;
 
     /** Flag: the last fragment of a message. */
     public static final int FLAG_LAST = 0x4000;
@@ -280,7 +285,7 @@ public final class Frame {
      * @return true for the {@code OP_CM_*} opcodes
      */
     public static boolean isConnectionManager(final int opcode) {
-        return opcode >= OP_CM_REQUEST && opcode <= OP_CM_DISCONNECT_REPLY;
+        return opcode >= OP_CM_REQUEST && opcode <= OP_CM_COOKIE;
     }
 
     /** @param f a frame @return its address */

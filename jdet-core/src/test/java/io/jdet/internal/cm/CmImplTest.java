@@ -134,8 +134,8 @@ class CmImplTest {
             raw.request(9, SERVICE, 1234, 8, 2, bytes("req")); // the acceptance was lost: it is repeated
             final CmRawPeer.Received repeated = raw.await(Frame.OP_CM_ACCEPT, 9);
             assertEquals(accept.address(), repeated.address(), "the same initial sequence numbers");
-            awaitCounter("cm.retransmitted", 1); // and the timer repeats it while unconfirmed
-            raw.await(Frame.OP_CM_ACCEPT, 9);
+            runTimerAt(System.nanoTime() + CmRetry.MAX_INTERVAL_NS * 4);
+            assertEquals(0, raw.count(Frame.OP_CM_ACCEPT, 9), "an ACCEPT is repeated only when the request is");
             assertTrue(!accepted.isDone(), "accept returns only when the requester confirmed");
 
             raw.send(Frame.OP_CM_READY, 0, 1234, 9, SERVICE, 0, 0, 0, new byte[0]);
@@ -199,37 +199,46 @@ class CmImplTest {
     }
 
     @Test
-    void shouldRejectBeyondTheBacklogAsIfNobodyListened() {
+    void shouldRefuseBeyondTheSourceLimitAsIfNobodyListenedAndAdmitAgainOnceForgotten() {
+        final int limit = new io.jdet.Configuration().cmPendingPerSource();
         try (ConnectionListener listener = cm.listen(SERVICE)) {
-            for (int i = 0; i <= CmListener.BACKLOG; i++) {
+            for (int i = 0; i <= limit; i++) {
                 raw.request(1000 + i, SERVICE, 1, 4, 4, new byte[0]);
             }
-            final int last = 1000 + CmListener.BACKLOG;
-            assertEquals(CmImpl.NO_LISTENER, raw.await(Frame.OP_CM_REJECT, last).length());
-            for (int i = 0; i < CmListener.BACKLOG; i++) {
-                assertEquals(1000 + i, ((CmRequest) listener.take(0)).id, "queued in order");
+            final int last = 1000 + limit;
+            assertEquals(CmImpl.NO_LISTENER, raw.await(Frame.OP_CM_REJECT, last).length(),
+                "one source may have only so many requests waiting");
+            assertEquals(1, counter("cm.source_limited"));
+            for (int i = 0; i < limit; i++) {
+                final ConnectionRequest r = listener.take(0);
+                assertEquals(1000 + i, ((CmRequest) r).id, "queued in order");
+                r.reject(null);
             }
             assertErrno(Errno.ETIMEDOUT, () -> listener.take(0));
+            runTimerAt(System.nanoTime() + CmRetry.LINGER_NS + 1); // the refusals have lingered long enough
+            raw.request(2, SERVICE, 1, 4, 4, new byte[0]);
+            assertEquals(2, ((CmRequest) listener.take(LONG_MS)).id, "room again once forgotten");
         }
     }
 
     @Test
-    void shouldStopRememberingAtTheBoundAndForgetAfterTheLinger() {
-        for (int i = 0; i < CmImpl.MAX_REMEMBERED; i++) {
-            raw.request(10_000 + i, SERVICE + 1, 1, 4, 4, new byte[0]); // nobody listens: refused, remembered
+    void shouldKeepNoStateForRequestsThatAreRefusedOrNotValidated() {
+        final long cookies = counter("cm.cookies");
+        for (int i = 0; i < 200; i++) {
+            raw.sendFrame(Frame.OP_CM_REQUEST, 0, 1, 20_000 + i, SERVICE, 0, CmWire.pack(4, 4), 0, new byte[0], 0);
         }
-        awaitCounter("cm.received", CmImpl.MAX_REMEMBERED);
-        try (ConnectionListener listener = cm.listen(SERVICE)) {
-            raw.request(1, SERVICE, 1, 4, 4, new byte[0]);
-            assertEquals(CmImpl.NO_LISTENER, raw.await(Frame.OP_CM_REJECT, 1).length(),
-                "no room to remember a request: refused even though the service is listened on");
-            assertErrno(Errno.ETIMEDOUT, () -> listener.take(0));
-            raw.request(1, SERVICE, 1, 4, 4, new byte[0]); // not remembered: judged anew, refused anew
-            assertEquals(CmImpl.NO_LISTENER, raw.await(Frame.OP_CM_REJECT, 1).length());
-
-            runTimerAt(System.nanoTime() + CmRetry.LINGER_NS + 1); // every refusal has lingered long enough
-            raw.request(2, SERVICE, 1, 4, 4, new byte[0]);
-            assertEquals(2, ((CmRequest) listener.take(LONG_MS)).id, "room again once forgotten");
+        awaitCounter("cm.cookies", cookies + 200); // each answered with a cookie, nothing remembered
+        raw.sendFrame(Frame.OP_CM_REQUEST, 0, 1, 20_000, SERVICE, 0, CmWire.pack(4, 4), 0, new byte[0], 12345);
+        awaitCounter("cm.bad_cookie", 1); // a forged cookie buys nothing but another cookie
+        for (int i = 0; i < 100; i++) {
+            raw.request(10_000 + i, SERVICE + 1, 1, 4, 4, new byte[0]); // validated, nobody listens: refused
+            assertEquals(CmImpl.NO_LISTENER, raw.await(Frame.OP_CM_REJECT, 10_000 + i).length());
+        }
+        raw.request(10_000, SERVICE + 1, 1, 4, 4, new byte[0]); // not remembered: judged anew, refused anew
+        assertEquals(CmImpl.NO_LISTENER, raw.await(Frame.OP_CM_REJECT, 10_000).length());
+        try (ConnectionListener listener = cm.listen(SERVICE + 1)) {
+            raw.request(10_000, SERVICE + 1, 1, 4, 4, new byte[0]);
+            assertEquals(10_000, ((CmRequest) listener.take(LONG_MS)).id, "nothing of the refusal was kept");
         }
     }
 
@@ -259,7 +268,7 @@ class CmImplTest {
             assertErrno(Errno.ETIMEDOUT, () -> listener.take(0), "a malformed request reaches no listener");
 
             final long badHeader = counter("rx.bad_header");
-            raw.send(Frame.OP_CM_REQUEST, 42, 1, 9, SERVICE, 0, 0, 0, new byte[0]); // not to queue pair 0
+            raw.sendFrame(Frame.OP_CM_REQUEST, 42, 1, 9, SERVICE, 0, 0, 0, new byte[0], 0); // not to queue pair 0
             awaitCounter("rx.bad_header", badHeader + 1);
             assertErrno(Errno.ETIMEDOUT, () -> listener.take(0), "a misaddressed request is no request");
         }
@@ -451,12 +460,12 @@ class CmImplTest {
     void shouldCountLinkBusyAndLoseTheAnswerWhenPeerRingIsFull() {
         try (CmRawPeer full = new CmRawPeer(nic.address(), 8)) {
             full.stopTaking();
-            for (int i = 0; i < 20; i++) {
-                full.request(300 + i, SERVICE, 1, 4, 4, new byte[0]); // nobody listens: each is refused
+            for (int i = 0; i < 20; i++) { // each is answered with a cookie
+                full.sendFrame(Frame.OP_CM_REQUEST, 0, 1, 300 + i, SERVICE, 0, CmWire.pack(4, 4), 0, new byte[0], 0);
             }
             awaitCounter("cm.received", 20);
             assertTrue(counter("link.busy") >= 12, "8 answers fit, the rest found no room: " + nic.counters());
-            assertEquals(8, full.count(Frame.OP_CM_REJECT));
+            assertEquals(8, full.count(Frame.OP_CM_COOKIE));
         }
     }
 
@@ -574,7 +583,7 @@ class CmImplTest {
 
     /** Connects the queue pair to the raw peer's queue pair {@link #RAW_QP} directly, without a handshake. */
     private void connectToRaw() {
-        qp.modify(new QpModify().connect(raw.address(), RAW_QP));
+        qp.modify(new QpModify().connect(raw.address(), RAW_QP, CmWire.pack(1, 1)).localPsn(CmWire.pack(1, 1)));
     }
 
     /** Runs the connection manager's timer at a given time, as the progress thread would. */

@@ -40,6 +40,8 @@ final class CmRawPeer implements AutoCloseable {
     private final List<Received> inbox = new ArrayList<>();
     /** Whether {@link #send} first takes what arrived, so that no answer is lost to a full ring. */
     private boolean keepRoom = true;
+    /** The listener's cookies, by connection id: a request repeats the one it got (address validation). */
+    private final java.util.Map<Integer, Long> cookies = new java.util.HashMap<>();
 
     /**
      * Attaches to the fabric of a NIC.
@@ -90,8 +92,23 @@ final class CmRawPeer implements AutoCloseable {
      */
     void send(final int opcode, final int dstQp, final int srcQp, final int id, final int key, final long isns,
               final long limits, final int reason, final byte[] payload) {
-        Frame.writeBase(header, opcode, 0, payload.length, dstQp, srcQp, 0, 0, 0, id);
-        Frame.writeExtension(header, isns, limits, 0, key, reason, 0, 0);
+        if (opcode == Frame.OP_CM_REQUEST && !cookies.containsKey(id)) {
+            // A first request gets a cookie instead of an answer: repeat it with the cookie, as a real requester.
+            sendFrame(opcode, dstQp, srcQp, id, key, isns, limits, reason, payload, 0);
+            await(Frame.OP_CM_COOKIE, id);
+        }
+        sendFrame(opcode, dstQp, srcQp, id, key, isns, limits, reason, payload,
+            opcode == Frame.OP_CM_REQUEST ? cookies.get(id) : 0);
+    }
+
+    /** Sends a request without the cookie dance: {@code cookie} as given (0: none). */
+    void sendFrame(final int opcode, final int dstQp, final int srcQp, final int id, final int key, final long isns,
+                   final long limits, final int reason, final byte[] payload, final long cookie) {
+        // A CM_DISCONNECT carries the next request the sender would send; the raw peer sends none, and a queue pair
+        // connected to it starts its streams at 1.
+        final int seq = opcode == Frame.OP_CM_DISCONNECT ? 1 : 0;
+        Frame.writeBase(header, opcode, 0, payload.length, dstQp, srcQp, seq, 0, 0, id);
+        Frame.writeExtension(header, isns, limits, cookie, key, reason, 0, 0);
         gather.clear();
         if (payload.length > 0) {
             MemorySegment.copy(payload, 0, data, ValueLayout.JAVA_BYTE, 0, payload.length);
@@ -176,9 +193,14 @@ final class CmRawPeer implements AutoCloseable {
     }
 
     private void drain() {
-        link.receive((f, length, peer) -> inbox.add(new Received(Frame.opcode(f), Frame.dstQp(f), Frame.srcQp(f),
+        link.receive((f, length, peer) -> {
+            if (Frame.opcode(f) == Frame.OP_CM_COOKIE) {
+                cookies.put(Frame.msgId(f), Frame.operand2(f));
+            }
+            inbox.add(new Received(Frame.opcode(f), Frame.dstQp(f), Frame.srcQp(f),
             Frame.msgId(f), Frame.key(f), Frame.address(f), Frame.operand1(f), Frame.length(f),
-            f.asSlice(Frame.HEADER_LENGTH, length - Frame.HEADER_LENGTH).toArray(ValueLayout.JAVA_BYTE))), 256);
+            f.asSlice(Frame.HEADER_LENGTH, length - Frame.HEADER_LENGTH).toArray(ValueLayout.JAVA_BYTE)));
+        }, 256);
     }
 
     @Override

@@ -57,8 +57,8 @@ class ReadAcknowledgementTest {
             final CompletionQueue cqB = nicB.createCq(8, null);
             final QueuePair qpA = pdA.createQp(QpCreate.of(cqA, 4, 1));
             final QueuePair qpB = pdB.createQp(QpCreate.of(cqB, 4, 1));
-            qpA.modify(new QpModify().connect(nicB.address(), qpB.number()));
-            qpB.modify(new QpModify().connect(nicA.address(), qpA.number()));
+            qpA.modify(new QpModify().connect(nicB.address(), qpB.number(), qpB.query().localPsn()));
+            qpB.modify(new QpModify().connect(nicA.address(), qpA.number(), qpA.query().localPsn()));
             final MemoryRegion mrA = pdA.regMr(arena.allocate(64), Access.LOCAL_READ | Access.LOCAL_WRITE);
             final MemoryRegion mrB = pdB.regMr(arena.allocate(64), Access.LOCAL_READ | Access.LOCAL_WRITE | Access.REMOTE_READ
                 | Access.REMOTE_WRITE);

@@ -2,6 +2,7 @@ package io.jdet.internal.verbs;
 
 import io.jdet.WcStatus;
 import io.jdet.WorkCompletion;
+import io.jdet.internal.protocol.Isn;
 import io.jdet.internal.wire.Frame;
 import io.jdet.testing.Loopback;
 import io.jdet.testing.Tests;
@@ -56,7 +57,7 @@ class ReadResponseCheckTest {
                 nicA.lock.lock();
                 try {
                     Frame.writeBase(frame, Frame.OP_READ_RESP, flags, payload, qpA.number, qpA.remoteQpNum,
-                        qpA.requester.rspExpected, 0, 0, 0);
+                        qpA.requester.rspExpected, Isn.low(qpA.localPsn) - 1, Isn.high(qpA.localPsn) - 1, 0);
                     Frame.writeExtension(frame, 0, 0, 0, 0, LENGTH, offset, 0);
                     nicA.onFrame(frame, Frame.HEADER_LENGTH + payload, qpA.remotePeer);
                 } finally {

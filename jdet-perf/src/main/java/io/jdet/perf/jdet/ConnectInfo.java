@@ -14,9 +14,10 @@ import java.util.Map;
  * @param recvAddr   the receive buffer's address (the target of the peer's writes and atomics)
  * @param recvKey    its remote key
  * @param maxIr      inbound reads and atomics accepted
+ * @param psn        the queue pair's start sequence numbers ({@code QpAttributes.localPsn()})
  */
 public record ConnectInfo(int qpNumber, String nicAddress, long sendAddr, int sendKey, long recvAddr, int recvKey,
-                          int maxIr) {
+                          int maxIr, long psn) {
 
     /**
      * The fields as side-channel text.
@@ -32,6 +33,7 @@ public record ConnectInfo(int qpNumber, String nicAddress, long sendAddr, int se
         fields.put("raddr", Long.toString(recvAddr));
         fields.put("rkey", Integer.toString(recvKey));
         fields.put("maxir", Integer.toString(maxIr));
+        fields.put("psn", Long.toString(psn));
         return fields;
     }
 
@@ -46,7 +48,7 @@ public record ConnectInfo(int qpNumber, String nicAddress, long sendAddr, int se
         return new ConnectInfo(Integer.parseInt(need(fields, "qp")), need(fields, "nic"),
             Long.parseLong(need(fields, "saddr")), Integer.parseInt(need(fields, "skey")),
             Long.parseLong(need(fields, "raddr")), Integer.parseInt(need(fields, "rkey")),
-            Integer.parseInt(need(fields, "maxir")));
+            Integer.parseInt(need(fields, "maxir")), Long.parseLong(need(fields, "psn")));
     }
 
     private static String need(final Map<String, String> fields, final String key) {
@@ -69,7 +71,7 @@ public record ConnectInfo(int qpNumber, String nicAddress, long sendAddr, int se
             if (nicAddress.startsWith(wildcard)) {
                 final String literal = host.indexOf(':') >= 0 ? "[" + host + "]" : host;
                 return new ConnectInfo(qpNumber, "udp:" + literal + ":" + nicAddress.substring(wildcard.length()),
-                    sendAddr, sendKey, recvAddr, recvKey, maxIr);
+                    sendAddr, sendKey, recvAddr, recvKey, maxIr, psn);
             }
         }
         return this;

@@ -113,7 +113,8 @@ public final class JdetQp implements AutoCloseable {
      */
     public ConnectInfo localInfo() {
         return new ConnectInfo(qp.number(), qp.query().localAddress(), sendRegion.address(), sendRegion.rKey(),
-            recvRegion.address(), recvRegion.rKey(), maxRd);
+            recvRegion.address(), recvRegion.rKey(), maxRd,
+            qp.query().localPsn());
     }
 
     /**
@@ -124,7 +125,7 @@ public final class JdetQp implements AutoCloseable {
      */
     public void connect(final ConnectInfo peer) {
         try {
-            qp.modify(new QpModify().connect(peer.nicAddress(), peer.qpNumber())
+            qp.modify(new QpModify().connect(peer.nicAddress(), peer.qpNumber(), peer.psn())
                 .maxOr(Math.min(maxRd, peer.maxIr())));
         } catch (final DetException e) {
             throw new PerfException("cannot connect to " + peer.nicAddress() + " queue pair " + peer.qpNumber()

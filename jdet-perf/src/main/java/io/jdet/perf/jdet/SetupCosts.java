@@ -104,7 +104,7 @@ public final class SetupCosts {
         mr.close();
         t = lap(samples, MEM_UNREG, r, t);
         try (QueuePair partner = pd.createQp(QpCreate.of(cq, 16, 1))) {
-            final QpModify connect = new QpModify().connect(nic.address(), partner.number());
+            final QpModify connect = new QpModify().connect(nic.address(), partner.number(), partner.query().localPsn());
             t = System.nanoTime();
             qp.modify(connect);
             t = lap(samples, MOD_QP, r, t);
