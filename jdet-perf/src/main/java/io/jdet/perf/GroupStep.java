@@ -8,11 +8,13 @@ import io.jdet.perf.multi.Crew;
 import io.jdet.perf.multi.Lane;
 import io.jdet.perf.report.BandwidthResult;
 import io.jdet.perf.report.Figure;
+import io.jdet.perf.rig.Pattern;
 import io.jdet.perf.rig.StopSignal;
 import io.jdet.perf.rig.Stream;
 import io.jdet.perf.trust.Stability;
 import org.HdrHistogram.Histogram;
 
+import java.lang.foreign.Arena;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -49,7 +51,7 @@ final class GroupStep {
                 q.connect(ConnectInfo.fromFields(side.expect("INFO").texts()).reachableFrom(end.peerHost()));
             }
             final Figure figure;
-            try (Crew crew = crew(step, end, fanout, qps, true)) {
+            try (Arena arena = Arena.ofShared(); Crew crew = crew(step, end, fanout, qps, true, arena)) {
                 figure = send(step, end, crew, end.jdetTransport());
                 crew.drain();
             }
@@ -84,7 +86,7 @@ final class GroupStep {
                 qps.get(i).connect(remote.get(i).reachableFrom(end.peerHost()));
             }
             final long polls;
-            try (Crew crew = crew(step, end, fanout, qps, false)) {
+            try (Arena arena = Arena.ofShared(); Crew crew = crew(step, end, fanout, qps, false, arena)) {
                 Phases.receive(step, end, new Receiver(crew, step));
                 crew.drain();
                 polls = crew.polls();
@@ -111,15 +113,20 @@ final class GroupStep {
         return qps;
     }
 
+    /**
+     * The lanes and their threads. The end's pattern lives in its driver thread's confined arena, so the lanes
+     * get a copy in a shared one.
+     */
     private static Crew crew(final Step step, final End end, final Fanout fanout, final List<JdetQp> qps,
-                             final boolean active) {
+                             final boolean active, final Arena arena) {
+        final Pattern pattern = new Pattern(arena, Math.max(8, step.size()));
         final List<Lane> lanes = new ArrayList<>();
         final int per = fanout.qpsPerThread();
         for (int t = 0; t < fanout.threads(); t++) {
             final JdetQp[] mine = qps.subList(t * per, (t + 1) * per).toArray(JdetQp[]::new);
             final JdetStream[] streams = new JdetStream[per];
             for (int i = 0; i < per; i++) {
-                streams[i] = new JdetStream(mine[i], end.settings().verify(), end.pattern());
+                streams[i] = new JdetStream(mine[i], end.settings().verify(), pattern);
             }
             lanes.add(new Lane(t, mine, streams, end.spinner(step, active)));
         }
