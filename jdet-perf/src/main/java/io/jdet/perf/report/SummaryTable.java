@@ -143,7 +143,7 @@ public final class SummaryTable {
             final boolean loaded = f.load() != null && f.load().busy();
             distrusted += f.trusted() ? 0 : 1;
             if (!f.stability().stable()) {
-                lines.add(String.format(Locale.ROOT, "%6s  %-13s%s%s%s", Sizes.format(f.size()), f.kind().label(),
+                lines.add(String.format(Locale.ROOT, "%6s  %-12s %s%s%s", Sizes.format(f.size()), f.kind().label(),
                     f.stability().attempts() > 1 ? "unstable when measured again: " : "unstable: ",
                     String.join("; ", f.stability().reasons()), loaded ? " (on a busy machine)" : ""));
             }
