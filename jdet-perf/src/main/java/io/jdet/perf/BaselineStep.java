@@ -27,6 +27,9 @@ final class BaselineStep {
      * @return the figures
      */
     static Figure active(final Step step, final End end) {
+        if (step.kind().aeron()) {
+            return AeronStep.active(step, end);
+        }
         final SideChannel side = end.side();
         final ByteChannel channel;
         if (Baselines.udp(step.kind())) {
@@ -66,6 +69,10 @@ final class BaselineStep {
      */
     static void passive(final Message base, final End end) {
         final Step step = Step.of(base);
+        if (step.kind().aeron()) {
+            AeronStep.passive(base, end);
+            return;
+        }
         final SideChannel side = end.side();
         final ByteChannel channel;
         if (Baselines.udp(step.kind())) {

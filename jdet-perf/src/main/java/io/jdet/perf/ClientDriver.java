@@ -88,7 +88,7 @@ final class ClientDriver {
                     DetPerfFormat.heading(out, config.burst(), blockSize);
                 }
                 final LoadSample before = proc.sample();
-                final Figure measured = run(step, end);
+                final Figure measured = run(step, end, config.fanout());
                 final Figure figure = measured.withLoad(new StepLoad(before, proc.sample(), info.cpus()));
                 results.add(figure);
                 switch (figure) {
@@ -106,8 +106,11 @@ final class ClientDriver {
     }
 
     /** Runs a step; when it fails while the server has reported an error, the server's error is the one to show. */
-    private static Figure run(final Step step, final End end) {
+    private static Figure run(final Step step, final End end, final Fanout fanout) {
         try {
+            if (step.kind().jdet() && !step.kind().latency() && fanout.multi()) {
+                return GroupStep.active(step, end, fanout);
+            }
             return step.kind().jdet() ? JdetStep.active(step, end) : BaselineStep.active(step, end);
         } catch (final PerfException e) {
             if (end.side().stopRequested()) {

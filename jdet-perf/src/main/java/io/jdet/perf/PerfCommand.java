@@ -19,17 +19,18 @@ import java.util.Set;
 import java.util.concurrent.Callable;
 
 /**
- * {@code jdet perf}: det_perf for jdet, with its UDP and TCP baselines measured in the same run. Parses and
+ * {@code jdet perf}: det_perf for jdet, with its UDP, TCP and Aeron baselines measured in the same run. Parses and
  * validates the command line into a {@link PerfConfig} once, then hands it to the run.
  */
 @Command(name = "perf", sortOptions = false, usageHelpAutoWidth = true, mixinStandardHelpOptions = true,
     version = "jdet perf 0.1.0",
     description = {"det_perf for jdet: ping-pong latency and burst bandwidth of send, RDMA write, RDMA read and "
-        + "fetch-and-add, with plain Java UDP and TCP baselines measured in the same run.",
+        + "fetch-and-add, with plain Java UDP and TCP (and, with --baselines, Aeron) baselines measured in the "
+        + "same run; --qps/--threads spread the bandwidth tests over queue pairs and threads as perftest does.",
         "Without --server/--client both ends run in this JVM over UDP on 127.0.0.1 (the in-process fabric if UDP "
             + "is not available)."},
     footer = {"", "Examples:", "  ./jdet perf", "  ./jdet perf --nic loop --sizes 64,64K --json perf.json "
-        + "--plot perf.png", "  ./jdet perf --server            (then, elsewhere)  ./jdet perf --client HOST"})
+        + "--plot perf.png", "  ./jdet perf --qps 4 --threads 2 --baselines udp,tcp,aeron -D 1", "  ./jdet perf --server            (then, elsewhere)  ./jdet perf --client HOST"})
 public final class PerfCommand implements Callable<Integer> {
     @Spec
     private CommandSpec spec;
@@ -109,8 +110,21 @@ public final class PerfCommand implements Callable<Integer> {
         + "(det_perf's MAX_RDMA_RD, default " + PerfConfig.DEFAULT_MAX_RD + ").")
     private int maxRd = PerfConfig.DEFAULT_MAX_RD;
 
-    @Option(names = "--no-baselines", description = "Skip the UDP and TCP baselines.")
+    @Option(names = "--no-baselines", description = "Skip the baselines (--baselines none).")
     private boolean noBaselines;
+
+    @Option(names = "--baselines", paramLabel = "LIST", description = "Baselines to run beside jdet: udp, tcp, "
+        + "aeron (Aeron UDP, or Aeron IPC with --nic loop, through an embedded media driver), or none "
+        + "(default udp,tcp).")
+    private String baselines;
+
+    @Option(names = "--qps", paramLabel = "N", description = "Queue pairs of each bandwidth test (perftest's -q; "
+        + "default 1); the latency tests keep one.")
+    private Integer qps;
+
+    @Option(names = "--threads", paramLabel = "T", description = "Threads at each end driving the bandwidth tests' "
+        + "queue pairs, --qps/T each (default 1); figures per thread and in aggregate.")
+    private Integer threads;
 
     @Option(names = "--timeout", paramLabel = "SECONDS", description = "The longest any wait may last "
         + "(default 30; a server waits 5 minutes for its client unless this is given).")
@@ -215,11 +229,15 @@ public final class PerfCommand implements Callable<Integer> {
             final long timeoutMs = timeoutSeconds == null ? PerfConfig.DEFAULT_TIMEOUT_MS
                 : Math.round(timeoutSeconds * 1000);
             final FaultPlan faults = new FaultPlan(loss, dup, reorder, corrupt, seed);
+            check(!(noBaselines && baselines != null), "--no-baselines and --baselines exclude each other");
+            final Set<Baseline> chosen = noBaselines ? Set.of()
+                : baselines == null ? Baseline.DEFAULT : Baseline.parseList(baselines);
+            final Fanout fanout = new Fanout(qps == null ? 1 : qps, threads == null ? 1 : threads);
             return new PerfConfig(role, nic, host, sidePort, kinds, sizeList, iters == null ? 0 : iters,
                 warmup == null ? -1 : warmup, burst == null ? PerfConfig.DEFAULT_BURST : burst, waitMode, verify,
-                faults, maxRd, !noBaselines, timeoutMs,
+                faults, maxRd, chosen, timeoutMs,
                 timeoutSeconds == null ? PerfConfig.DEFAULT_ACCEPT_MS : timeoutMs, json, plot, quiet,
-                durationSeconds == null ? 0 : Math.max(1, Math.round(durationSeconds * 1000)), given());
+                durationSeconds == null ? 0 : Math.max(1, Math.round(durationSeconds * 1000)), given(), fanout);
         } catch (final IllegalArgumentException | DetException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }
@@ -233,7 +251,8 @@ public final class PerfCommand implements Callable<Integer> {
             {"iters", "--iters"}, {"duration", "--duration"}, {"warmup", "--warmup"}, {"burst", "--burst"},
             {"wait", "--wait"}, {"wait", "--poll"}, {"verify", "--verify"}, {"loss", "--loss"}, {"dup", "--dup"},
             {"reorder", "--reorder"}, {"corrupt", "--corrupt"}, {"seed", "--seed"}, {"maxrd", "--max-rd"},
-            {"baselines", "--no-baselines"}};
+            {"baselines", "--no-baselines"}, {"baselines", "--baselines"}, {"qps", "--qps"},
+            {"threads", "--threads"}};
         for (final String[] option : options) {
             if (parsed != null && parsed.hasMatchedOption(option[1])) {
                 given.add(option[0]);

@@ -24,7 +24,7 @@ import java.util.concurrent.TimeUnit;
  * @param verify        check every byte received
  * @param faults        faults jdet's links inject
  * @param maxRd         reads and atomics in flight per queue pair (max_or and max_ir)
- * @param baselines     run the UDP and TCP baselines
+ * @param baselines     the baselines to run beside jdet (empty: none)
  * @param timeoutMs     the longest any single wait may last, and the longest one test may take
  * @param acceptMs      how long a server waits for its client
  * @param json          where to write the JSON report, or null
@@ -34,11 +34,12 @@ import java.util.concurrent.TimeUnit;
  *                      pace; 0 for the default aim (or the fixed {@code iterations})
  * @param given         the {@link RunOptions} keys given on this end's command line: a server refuses a client
  *                      whose run options differ from these, and takes the client's for the others
+ * @param fanout        the queue pairs and threads of the bandwidth tests ({@code --qps}, {@code --threads})
  */
 public record PerfConfig(Role role, String nic, String host, int port, List<TestKind> tests, List<Integer> sizes,
                          long iterations, long warmup, int burst, boolean waitMode, boolean verify, FaultPlan faults,
-                         int maxRd, boolean baselines, long timeoutMs, long acceptMs, Path json, Path plot,
-                         boolean quiet, long durationMs, Set<String> given) {
+                         int maxRd, Set<Baseline> baselines, long timeoutMs, long acceptMs, Path json, Path plot,
+                         boolean quiet, long durationMs, Set<String> given, Fanout fanout) {
     /** det_perf's TCP port, used for the side channel unless {@code --port} says otherwise. */
     public static final int DEFAULT_PORT = 45248;
     /** The default NIC of the embedded run: UDP on loopback (with a fallback to the in-process fabric). */
@@ -83,6 +84,8 @@ public record PerfConfig(Role role, String nic, String host, int port, List<Test
         tests = List.copyOf(tests);
         sizes = List.copyOf(sizes);
         given = Set.copyOf(given);
+        baselines = Set.copyOf(baselines);
+        check(fanout != null, "no --qps/--threads shape");
         check(!tests.isEmpty(), "--tests names no test");
         for (final TestKind kind : tests) {
             check(kind.jdet(), "--tests: " + kind.label() + " is a baseline, not a jdet test");
@@ -111,6 +114,53 @@ public record PerfConfig(Role role, String nic, String host, int port, List<Test
         check(durationMs == 0 || durationMs >= 100 && durationMs * 2 <= timeoutMs,
             "--duration must be in [0.1 s, half of --timeout]: the server waits at most --timeout for a phase");
         check(RunOptions.KEYS.containsAll(given), "unknown run options " + given);
+    }
+
+    /**
+     * A configuration with the UDP and TCP baselines or none, and one queue pair per test: the shape of a run
+     * before {@code --baselines}, {@code --qps} and {@code --threads}.
+     *
+     * @param role       embedded, server or client
+     * @param nic        the NIC name, or null
+     * @param host       the server (client only)
+     * @param port       the side channel's port
+     * @param tests      the jdet tests
+     * @param sizes      the sizes
+     * @param iterations measured iterations, 0 for automatic
+     * @param warmup     warm-up iterations, -1 for automatic
+     * @param burst      the burst
+     * @param waitMode   wait on events
+     * @param verify     check every byte
+     * @param faults     injected faults
+     * @param maxRd      reads in flight
+     * @param baselines  whether to run the UDP and TCP baselines
+     * @param timeoutMs  the longest wait
+     * @param acceptMs   the server's wait for its client
+     * @param json       the JSON report, or null
+     * @param plot       the plot, or null
+     * @param quiet      no progress lines
+     * @param durationMs the measuring time, 0 for automatic
+     * @param given      the run options given on the command line
+     * @throws IllegalArgumentException as the canonical constructor
+     */
+    public PerfConfig(final Role role, final String nic, final String host, final int port, final List<TestKind> tests,
+                      final List<Integer> sizes, final long iterations, final long warmup, final int burst,
+                      final boolean waitMode, final boolean verify, final FaultPlan faults, final int maxRd,
+                      final boolean baselines, final long timeoutMs, final long acceptMs, final Path json,
+                      final Path plot, final boolean quiet, final long durationMs, final Set<String> given) {
+        this(role, nic, host, port, tests, sizes, iterations, warmup, burst, waitMode, verify, faults, maxRd,
+            baselines ? Baseline.DEFAULT : Set.of(), timeoutMs, acceptMs, json, plot, quiet, durationMs, given,
+            Fanout.SINGLE);
+    }
+
+    /**
+     * Whether the Aeron baseline runs over IPC (jdet on the in-process fabric) rather than UDP.
+     *
+     * @return true when the NIC is {@code loop}
+     */
+    public boolean aeronIpc() {
+        final String name = nicName();
+        return name != null && name.startsWith("loop");
     }
 
     private static void check(final boolean ok, final String message) {

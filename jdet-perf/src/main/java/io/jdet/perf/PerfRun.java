@@ -38,10 +38,14 @@ final class PerfRun {
      */
     static void execute(final PerfConfig config, final PrintWriter out, final PrintWriter err) {
         final long start = System.nanoTime();
-        switch (config.role()) {
-            case EMBEDDED -> report(config, embedded(config, out, err, start), out, start);
-            case CLIENT -> report(config, client(config, out, err, start), out, start);
-            case SERVER -> server(config, out);
+        try {
+            switch (config.role()) {
+                case EMBEDDED -> report(config, embedded(config, out, err, start), out, start);
+                case CLIENT -> report(config, client(config, out, err, start), out, start);
+                case SERVER -> server(config, out);
+            }
+        } finally {
+            io.jdet.perf.aeron.AeronMedia.closeShared();
         }
     }
 

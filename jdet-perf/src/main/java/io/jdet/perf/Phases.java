@@ -42,15 +42,15 @@ final class Phases {
     static final long MIN_MEASURED = 100;
     /** Round trips of a ping-pong's probe. */
     static final long PROBE_ROUND_TRIPS = 200;
-    private static final String WARM = "warm";
-    private static final String MEASURE = "measure";
+    static final String WARM = "warm";
+    static final String MEASURE = "measure";
 
     private Phases() {
     }
 
     /** Runs iterations {@code first} to {@code first + count - 1} unmeasured and returns their wall time. */
     @FunctionalInterface
-    private interface Runner {
+    interface Runner {
         long run(long first, long count);
     }
 
@@ -60,7 +60,7 @@ final class Phases {
      * @param count          warm-up iterations after the probe
      * @param nsPerIteration the pace of the last chunk (or the probe)
      */
-    private record Warmed(long count, long nsPerIteration) {
+    record Warmed(long count, long nsPerIteration) {
     }
 
     /**
@@ -165,7 +165,7 @@ final class Phases {
         }
     }
 
-    private static double mbPerSec(final long messages, final int size, final long ns) {
+    static double mbPerSec(final long messages, final int size, final long ns) {
         return ns <= 0 ? Double.NaN : messages * (double) size * 1e3 / ns;
     }
 
@@ -208,11 +208,11 @@ final class Phases {
     }
 
     /** The probe: part of the warm-up, a whole number of bursts for a stream. Both ends compute it alike. */
-    private static long probe(final Step step) {
+    static long probe(final Step step) {
         return Math.min(step.warmup(), step.kind().latency() ? PROBE_ROUND_TRIPS : step.burst());
     }
 
-    private static Warmed warmUp(final Step step, final End end, final long probe, final long probeNs,
+    static Warmed warmUp(final Step step, final End end, final long probe, final long probeNs,
                                  final int burst, final Runner runner) {
         final SideChannel side = end.side();
         if (!end.adaptive() || probe == 0) {
@@ -239,13 +239,13 @@ final class Phases {
         return new Warmed(done, pace);
     }
 
-    private static long announce(final SideChannel side, final String phase, final long count) {
+    static long announce(final SideChannel side, final String phase, final long count) {
         side.send(Message.of("COUNT").with("phase", phase).with("n", count).build());
         side.barrier(phase);
         return count;
     }
 
-    private static long measureCount(final Step step, final End end, final Warmed warmed) {
+    static long measureCount(final Step step, final End end, final Warmed warmed) {
         if (!end.adaptive()) {
             return step.iterations();
         }

@@ -38,7 +38,9 @@ final class RunOptions {
         options.put("corrupt", "--corrupt");
         options.put("seed", "--seed");
         options.put("maxrd", "--max-rd");
-        options.put("baselines", "--no-baselines");
+        options.put("baselines", "--baselines/--no-baselines");
+        options.put("qps", "--qps");
+        options.put("threads", "--threads");
         return java.util.Collections.unmodifiableMap(options);
     }
 
@@ -64,7 +66,9 @@ final class RunOptions {
         values.put("corrupt", config.faults().corruptRate());
         values.put("seed", config.faults().seed());
         values.put("maxrd", (long) config.maxRd());
-        values.put("baselines", config.baselines());
+        values.put("baselines", Baseline.format(config.baselines()));
+        values.put("qps", (long) config.fanout().qps());
+        values.put("threads", (long) config.fanout().threads());
         return values;
     }
 

@@ -57,6 +57,7 @@ final class ServerDriver {
                     final Message message = side.receive();
                     switch (message.verb()) {
                         case "TEST" -> JdetStep.passive(Step.of(message), end);
+                        case "GROUP" -> GroupStep.passive(message, end);
                         case "BASE" -> BaselineStep.passive(message, end);
                         case "BYE" -> {
                             final Map<String, Long> counters = peer.nic().counters();

@@ -49,7 +49,7 @@ public record Step(TestKind kind, int size, long iterations, long warmup, int bu
 
     /**
      * Every step of a run, size by size as det_perf prints them: the jdet tests in the order given (the atomic
-     * once, at 8 bytes, in the first size's block), then the baselines that match them.
+     * once, at 8 bytes, in the first size's block), then the baselines that match them (UDP, TCP, Aeron).
      *
      * @param config the run's configuration
      * @return the steps
@@ -65,16 +65,37 @@ public record Step(TestKind kind, int size, long iterations, long warmup, int bu
                     steps.add(of(config, kind, kind.fixedSize() ? 8 : size, i == 0));
                 }
             }
-            if (config.baselines() && latency) {
-                steps.add(of(config, TestKind.UDP_PINGPONG, size, i == 0));
-                steps.add(of(config, TestKind.TCP_PINGPONG, size, i == 0));
+            final boolean first = i == 0;
+            if (latency) {
+                baselines(config, size).forEach(b -> steps.add(of(config, pingPong(config, b), size, first)));
             }
-            if (config.baselines() && bandwidth) {
-                steps.add(of(config, TestKind.UDP_STREAM, size, i == 0));
-                steps.add(of(config, TestKind.TCP_STREAM, size, i == 0));
+            if (bandwidth) {
+                baselines(config, size).forEach(b -> steps.add(of(config, stream(config, b), size, first)));
             }
         }
         return steps;
+    }
+
+    /** The baselines at a size, in {@link Baseline} order: Aeron only up to its largest message. */
+    private static java.util.stream.Stream<Baseline> baselines(final PerfConfig config, final int size) {
+        return config.baselines().stream().sorted()
+            .filter(b -> b != Baseline.AERON || size <= io.jdet.perf.aeron.AeronMedia.MAX_MESSAGE);
+    }
+
+    private static TestKind pingPong(final PerfConfig config, final Baseline baseline) {
+        return switch (baseline) {
+            case UDP -> TestKind.UDP_PINGPONG;
+            case TCP -> TestKind.TCP_PINGPONG;
+            case AERON -> config.aeronIpc() ? TestKind.AERON_IPC_PINGPONG : TestKind.AERON_UDP_PINGPONG;
+        };
+    }
+
+    private static TestKind stream(final PerfConfig config, final Baseline baseline) {
+        return switch (baseline) {
+            case UDP -> TestKind.UDP_STREAM;
+            case TCP -> TestKind.TCP_STREAM;
+            case AERON -> config.aeronIpc() ? TestKind.AERON_IPC_STREAM : TestKind.AERON_UDP_STREAM;
+        };
     }
 
     private static Step of(final PerfConfig config, final TestKind kind, final int size, final boolean first) {

@@ -26,7 +26,15 @@ public enum TestKind {
     /** Baseline: DatagramChannel stream with a credit window. */
     UDP_STREAM("udp-stream", false, false, "UDP stream:"),
     /** Baseline: SocketChannel stream. */
-    TCP_STREAM("tcp-stream", false, false, "TCP stream:");
+    TCP_STREAM("tcp-stream", false, false, "TCP stream:"),
+    /** Baseline: Aeron ping-pong over UDP, embedded media driver. */
+    AERON_UDP_PINGPONG("aeron-udp-pingpong", false, true, "Aeron UDP ping-pong:"),
+    /** Baseline: Aeron stream over UDP, embedded media driver. */
+    AERON_UDP_STREAM("aeron-udp-stream", false, false, "Aeron UDP stream:"),
+    /** Baseline: Aeron ping-pong over IPC (shared memory in one JVM), beside jdet on the in-process fabric. */
+    AERON_IPC_PINGPONG("aeron-ipc-pingpong", false, true, "Aeron IPC ping-pong:"),
+    /** Baseline: Aeron stream over IPC, beside jdet on the in-process fabric. */
+    AERON_IPC_STREAM("aeron-ipc-stream", false, false, "Aeron IPC stream:");
 
     private final String label;
     private final boolean jdet;
@@ -83,6 +91,24 @@ public enum TestKind {
      */
     public boolean fixedSize() {
         return this == BW_ATOMIC;
+    }
+
+    /**
+     * Whether this is an Aeron baseline.
+     *
+     * @return true for the four Aeron kinds
+     */
+    public boolean aeron() {
+        return label.startsWith("aeron-");
+    }
+
+    /**
+     * Whether this is an Aeron baseline over IPC.
+     *
+     * @return true for {@code aeron-ipc-pingpong} and {@code aeron-ipc-stream}
+     */
+    public boolean aeronIpc() {
+        return label.startsWith("aeron-ipc-");
     }
 
     /**

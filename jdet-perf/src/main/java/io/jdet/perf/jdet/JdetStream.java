@@ -83,6 +83,18 @@ public final class JdetStream implements Stream, JdetQp.ReceiveSink {
 
     @Override
     public void burst(final long firstSeq, final int count) {
+        post(firstSeq, count);
+        finish(firstSeq, count);
+    }
+
+    /**
+     * The first half of {@link #burst}: posts the burst's work requests without waiting, so that one thread can
+     * put bursts on several queue pairs in flight before it waits for any ({@code --qps}).
+     *
+     * @param firstSeq the first message's number
+     * @param count    how many messages
+     */
+    public void post(final long firstSeq, final int count) {
         final ConnectInfo peer = q.remote();
         for (int j = 0; j < count; j++) {
             final long seq = firstSeq + j;
@@ -100,6 +112,15 @@ public final class JdetStream implements Stream, JdetQp.ReceiveSink {
             }
             q.posted();
         }
+    }
+
+    /**
+     * The second half of {@link #burst}: waits for the burst's last completion and checks what it brought.
+     *
+     * @param firstSeq the first message's number, as given to {@link #post}
+     * @param count    how many messages, as given to {@link #post}
+     */
+    public void finish(final long firstSeq, final int count) {
         q.awaitSends(0);
         if (verify) {
             verifyBurst(firstSeq, count);

@@ -14,7 +14,11 @@ import java.util.OptionalDouble;
  * injected it compares unlike things, so no target is judged then.
  */
 public final class Comparisons {
-    /** Every ratio the summary shows, in column order. */
+    /**
+     * Every ratio the summary shows, in column order (the summary leaves out a column no size has): the Aeron
+     * ones come after the socket ones, UDP beside jdet over a network link, IPC beside jdet on the in-process
+     * fabric.
+     */
     public static final List<Ratio> RATIOS = List.of(
         new Ratio(TestKind.LAT_SEND, TestKind.UDP_PINGPONG),
         new Ratio(TestKind.LAT_SEND, TestKind.TCP_PINGPONG),
@@ -22,7 +26,13 @@ public final class Comparisons {
         new Ratio(TestKind.BW_SEND, TestKind.UDP_STREAM),
         new Ratio(TestKind.BW_WRITE, TestKind.UDP_STREAM),
         new Ratio(TestKind.BW_READ, TestKind.UDP_STREAM),
-        new Ratio(TestKind.BW_WRITE, TestKind.TCP_STREAM));
+        new Ratio(TestKind.BW_WRITE, TestKind.TCP_STREAM),
+        new Ratio(TestKind.LAT_SEND, TestKind.AERON_UDP_PINGPONG),
+        new Ratio(TestKind.BW_SEND, TestKind.AERON_UDP_STREAM),
+        new Ratio(TestKind.BW_WRITE, TestKind.AERON_UDP_STREAM),
+        new Ratio(TestKind.LAT_SEND, TestKind.AERON_IPC_PINGPONG),
+        new Ratio(TestKind.BW_SEND, TestKind.AERON_IPC_STREAM),
+        new Ratio(TestKind.BW_WRITE, TestKind.AERON_IPC_STREAM));
 
     /** The largest lat-send/udp-pingpong ratio the issue aims for. */
     public static final double SEND_VS_UDP_TARGET = 1.3;

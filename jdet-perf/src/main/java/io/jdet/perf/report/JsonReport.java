@@ -29,8 +29,11 @@ import java.util.TreeMap;
  * field.
  */
 public final class JsonReport {
-    /** The report's format version: 2 added the load, stability, peak and standard deviation fields. */
-    public static final int FORMAT = 2;
+    /**
+     * The report's format version: 2 added the load, stability, peak and standard deviation fields; 3 the
+     * bandwidth figures' {@code qps}, {@code threads} and {@code perThread} and the Aeron baselines.
+     */
+    public static final int FORMAT = 3;
 
     private static final ObjectMapper MAPPER = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
@@ -111,6 +114,14 @@ public final class JsonReport {
             number(f, "mbPerSec", r.mbPerSec());
             number(f, "peakMessagesPerSec", r.peakMessagesPerSec());
             number(f, "peakMbPerSec", r.peakMbPerSec());
+            f.put("qps", r.qps()).put("threads", Math.max(1, r.threads().size()));
+            final ArrayNode perThread = f.putArray("perThread");
+            for (final ThreadShare share : r.threads()) {
+                final ObjectNode t = perThread.addObject().put("thread", share.thread()).put("qps", share.qps())
+                    .put("messages", share.messages()).put("elapsedNs", share.elapsedNs());
+                number(t, "messagesPerSec", share.messagesPerSec());
+                number(t, "mbPerSec", share.mbPerSec(r.size()));
+            }
             trust(f, r);
         }
         final ArrayNode ratios = root.putArray("ratios");

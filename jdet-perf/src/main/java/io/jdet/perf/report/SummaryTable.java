@@ -27,6 +27,7 @@ public final class SummaryTable {
     public static void print(final PrintWriter out, final Results results) {
         latencies(out, results.latencies());
         bandwidths(out, results.bandwidths());
+        ThreadTable.print(out, results.bandwidths());
         loads(out, results.figures());
         ratios(out, results);
         distrust(out, results);
@@ -42,10 +43,10 @@ public final class SummaryTable {
             return;
         }
         out.printf("%nLatency, one way (us); note: re-measured, UNSTABLE, busy (see \"Figures to distrust\")%n"
-            + "%6s  %-13s%-10s%10s%10s%10s%10s%10s%10s%10s%9s  %s%n", "size", "test",
+            + "%6s  %-19s%-10s%10s%10s%10s%10s%10s%10s%10s%9s  %s%n", "size", "test",
             "transport", "min", "p50", "mean", "stdev", "p99", "p99.9", "max", "iters", "note");
         for (final LatencyResult r : results) {
-            out.println(String.format(Locale.ROOT, "%6s  %-13s%-10s%10s%10s%10s%10s%10s%10s%10s%9d  %s",
+            out.println(String.format(Locale.ROOT, "%6s  %-19s%-10s%10s%10s%10s%10s%10s%10s%10s%9d  %s",
                 Sizes.format(r.size()), r.kind().label(), r.transport(), number(r.minUs()), number(r.percentileUs(50)),
                 number(r.meanUs()), number(r.stdevUs()), number(r.percentileUs(99)), number(r.percentileUs(99.9)),
                 number(r.maxUs()), r.iterations(), note(r)).stripTrailing());
@@ -57,10 +58,10 @@ public final class SummaryTable {
             return;
         }
         out.printf("%nBandwidth (average over the measurement; peak = the fastest burst)%n"
-            + "%6s  %-13s%-10s%10s%10s%11s%11s%10s%8s%9s  %s%n", "size", "test", "transport", "MB/s", "peak MB/s",
+            + "%6s  %-19s%-10s%10s%10s%11s%11s%10s%8s%9s  %s%n", "size", "test", "transport", "MB/s", "peak MB/s",
             "msgs/s", "peak msg/s", "us/msg", "burst", "msgs", "note");
         for (final BandwidthResult r : results) {
-            out.println(String.format(Locale.ROOT, "%6s  %-13s%-10s%10s%10s%11.0f%11.0f%10s%8d%9d  %s",
+            out.println(String.format(Locale.ROOT, "%6s  %-19s%-10s%10s%10s%11.0f%11.0f%10s%8d%9d  %s",
                 Sizes.format(r.size()), r.kind().label(), r.transport(), number(r.mbPerSec()),
                 number(r.peakMbPerSec()), r.messagesPerSec(), r.peakMessagesPerSec(), number(r.usecPerMsg()),
                 r.burst(), r.messages(), note(r)).stripTrailing());
@@ -73,14 +74,14 @@ public final class SummaryTable {
         }
         out.printf("%nMachine load around each step: 1-minute load average before>after; cpu-wait = share of the "
             + "step some task waited for a CPU; steal = CPU time the hypervisor took; cpu-busy = share of all CPUs "
-            + "in use%n%6s  %-13s%-10s%12s%10s%8s%10s%n", "size", "test", "transport", "load", "cpu-wait", "steal",
+            + "in use%n%6s  %-19s%-10s%12s%10s%8s%10s%n", "size", "test", "transport", "load", "cpu-wait", "steal",
             "cpu-busy");
         for (final Figure f : figures) {
             final StepLoad load = f.load();
             if (load == null) {
                 continue;
             }
-            out.printf(Locale.ROOT, "%6s  %-13s%-10s%12s%10s%8s%10s%s%n", Sizes.format(f.size()), f.kind().label(),
+            out.printf(Locale.ROOT, "%6s  %-19s%-10s%12s%10s%8s%10s%s%n", Sizes.format(f.size()), f.kind().label(),
                 f.transport(), decimal(load.before().load1()) + ">" + decimal(load.after().load1()),
                 percent(load.cpuWaitPercent()), percent(load.stealPercent()), percent(load.cpuBusyPercent()),
                 load.busy() ? "  busy" : "");
@@ -88,8 +89,11 @@ public final class SummaryTable {
     }
 
     private static void ratios(final PrintWriter out, final Results results) {
+        // The columns some size has a value in; the socket ones always (an empty table still names them).
+        final List<Comparisons.Ratio> columns = Comparisons.RATIOS.stream().filter(r -> !r.baseline().aeron()
+            || results.info().sizes().stream().anyMatch(size -> r.at(results, size).isPresent())).toList();
         final StringBuilder header = new StringBuilder(String.format("%6s", "size"));
-        for (final Comparisons.Ratio ratio : Comparisons.RATIOS) {
+        for (final Comparisons.Ratio ratio : columns) {
             header.append(String.format(" %17s", shortName(ratio)));
         }
         out.printf("%nSummary: jdet (%s) / baseline, same run; latency = median one-way (< 1 is faster), "
@@ -98,7 +102,7 @@ public final class SummaryTable {
         for (final int size : results.info().sizes()) {
             final StringBuilder row = new StringBuilder(String.format("%6s", Sizes.format(size)));
             boolean any = false;
-            for (final Comparisons.Ratio ratio : Comparisons.RATIOS) {
+            for (final Comparisons.Ratio ratio : columns) {
                 final OptionalDouble value = ratio.at(results, size);
                 any |= value.isPresent();
                 if (value.isPresent()) {
@@ -139,7 +143,7 @@ public final class SummaryTable {
             final boolean loaded = f.load() != null && f.load().busy();
             distrusted += f.trusted() ? 0 : 1;
             if (!f.stability().stable()) {
-                lines.add(String.format(Locale.ROOT, "%6s  %-13s%s%s%s", Sizes.format(f.size()), f.kind().label(),
+                lines.add(String.format(Locale.ROOT, "%6s  %-12s %s%s%s", Sizes.format(f.size()), f.kind().label(),
                     f.stability().attempts() > 1 ? "unstable when measured again: " : "unstable: ",
                     String.join("; ", f.stability().reasons()), loaded ? " (on a busy machine)" : ""));
             }
@@ -206,6 +210,6 @@ public final class SummaryTable {
     }
 
     private static String shortName(final Comparisons.Ratio ratio) {
-        return ratio.name().replace("-pingpong", "-pp").replace("-stream", "-st");
+        return ratio.name().replace("-pingpong", "-pp").replace("-stream", "-st").replace("aeron-", "a-");
     }
 }
