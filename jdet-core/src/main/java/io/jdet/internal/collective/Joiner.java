@@ -252,9 +252,9 @@ final class Joiner implements Runnable {
         recv(qp, RELEASE, 0, 0, 0);
         final byte[] priv = ByteBuffer.allocate(16).putLong(co.tag).putInt(p).putInt(r).array();
         while (true) {
+            final long wait = Math.min(remainingMs(), 1000); // outside the try: its ETIMEDOUT ends the join
             try {
-                nic.connectionManager().connect(rootAddress, serviceId(co.tag), qp, priv,
-                    Math.min(remainingMs(), 500));
+                nic.connectionManager().connect(rootAddress, serviceId(co.tag), qp, priv, wait);
                 break;
             } catch (final ConnectionRejectedException e) {
                 if (e.privateData().length > 0) {
