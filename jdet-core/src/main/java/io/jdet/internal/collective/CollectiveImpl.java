@@ -656,13 +656,13 @@ public final class CollectiveImpl implements Collective {
         }
         state = State.FAILED;
         failure = why;
-        final boolean running = current != null;
-        if (running) {
+        final boolean running = current != null || !queue.isEmpty();
+        if (current != null) {
             cq.completeCollective(current.id, status, current.type, 0);
             current = null;
         }
         flushQueued();
-        cq.raiseCollectiveEvent((running || !queue.isEmpty() ? EventCode.CO_ERROR : EventCode.CO_DESTROYED).code(),
+        cq.raiseCollectiveEvent((running ? EventCode.CO_ERROR : EventCode.CO_DESTROYED).code(),
             this);
         tearDown();
     }
