@@ -137,6 +137,7 @@ public final class Configuration implements Cloneable {
     private int shmRingFrames = Integer.getInteger(SHM_RING_FRAMES_PROP, SHM_RING_FRAMES_DEFAULT);
     private int shmSpinUs = Integer.getInteger(SHM_SPIN_US_PROP, SHM_SPIN_US_DEFAULT);
     private FaultPlan faults = FaultPlan.NONE;
+    private CollectiveTuning collectives = CollectiveTuning.DEFAULT;
     private String capture = emptyToNull(System.getProperty(CAPTURE_PROP));
     private boolean jmx = Boolean.parseBoolean(System.getProperty(JMX_PROP, Boolean.toString(JMX_DEFAULT)));
     private int unknownRepliesPerSecond = Integer.getInteger(UNKNOWN_REPLIES_PROP, UNKNOWN_REPLIES_DEFAULT);
@@ -173,6 +174,7 @@ public final class Configuration implements Cloneable {
             "shmRingFrames: a power of 2 in [8, 65536]");
         check(shmSpinUs >= 0 && shmSpinUs <= 1_000_000, "shmSpinUs must be in [0, 1000000]");
         check(faults != null, "faults must not be null");
+        check(collectives != null, "collectives must not be null");
         check(capture == null || !capture.isBlank(), "capture must name a file, or be null");
         return this;
     }
@@ -523,6 +525,26 @@ public final class Configuration implements Cloneable {
     }
 
     /**
+     * The tunables of collective groups.
+     *
+     * @return the tunables of collective groups
+     */
+    public CollectiveTuning collectives() {
+        return collectives;
+    }
+
+    /**
+     * Sets the tunables of collective groups; checked when a device opens with this configuration.
+     *
+     * @param value the tunables of collective groups
+     * @return this
+     */
+    public Configuration collectives(final CollectiveTuning value) {
+        collectives = value;
+        return this;
+    }
+
+    /**
      * The pcapng file every link of the device records its frames in, or null (the default) for none. Links of
      * all devices that name the same file share it; it is truncated when the first opens it. Off, it costs nothing;
      * on, every frame is copied once more. Read it with Wireshark and {@code tools/wireshark/jdet.lua}.
@@ -639,8 +661,8 @@ public final class Configuration implements Cloneable {
             + ", rnrRetryCount=" + rnrRetryCount + ", rnrDelayUs=" + rnrDelayUs + ", maxRegisteredBytes="
             + maxRegisteredBytes + ", loopMtu=" + loopMtu + ", loopRingFrames=" + loopRingFrames + ", shmDirectory="
             + shmDirectory + ", shmMtu=" + shmMtu + ", shmRingFrames=" + shmRingFrames + ", shmSpinUs=" + shmSpinUs
-            + ", faults=" + faults + ", capture=" + capture + ", jmx=" + jmx + ", unknownRepliesPerSecond="
-            + unknownRepliesPerSecond + ", challengeAcksPerSecond=" + challengeAcksPerSecond + ", cmPendingPerSource="
-            + cmPendingPerSource + "]";
+            + ", faults=" + faults + ", collectives=" + collectives + ", capture=" + capture + ", jmx=" + jmx
+            + ", unknownRepliesPerSecond=" + unknownRepliesPerSecond + ", challengeAcksPerSecond="
+            + challengeAcksPerSecond + ", cmPendingPerSource=" + cmPendingPerSource + "]";
     }
 }

@@ -1,6 +1,7 @@
 package io.jdet;
 
 import io.jdet.internal.cm.CmImpl;
+import io.jdet.internal.collective.CollectiveImpl;
 import io.jdet.internal.verbs.DeviceImpl;
 
 /**
@@ -34,7 +35,7 @@ public interface Det extends AutoCloseable {
      * @throws DetException EINVAL if a tunable is out of range
      */
     static Det open(final Configuration configuration) {
-        return new DeviceImpl(configuration.clone().conclude(), CmImpl::new);
+        return new DeviceImpl(configuration.clone().conclude(), CmImpl::new, CollectiveImpl::create);
     }
 
     /**

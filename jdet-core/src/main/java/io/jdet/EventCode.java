@@ -59,12 +59,35 @@ public enum EventCode {
     /** Missing access rights. */
     ACCESS_VIOLATION(25),
     /** An address range that wraps. */
-    WRAP_ERROR(26);
+    WRAP_ERROR(26),
+    /**
+     * {@code DET_AE_CO_WR_ERROR}: a collective work request failed (its group could not go on). The same value as
+     * {@link #QP_SQ_ERROR}; the record's type is {@link ResourceType#CO}.
+     */
+    CO_WR_ERROR(7),
+    /** {@code DET_AE_CO_DESTROYED}: a member left or destroyed the group. The same value as {@link #QP_DESTROYED}. */
+    CO_DESTROYED(9),
+    /**
+     * {@code DET_AE_CO_ERROR}: the group failed (a member died, a connection failed, or a collective made no
+     * progress within the timeout). The same value as {@link #QP_ERROR}.
+     */
+    CO_ERROR(10),
+    /** {@code DET_AE_CO_FATAL}: the group failed fatally. The same value as {@link #QP_FATAL}. */
+    CO_FATAL(11);
 
     /** DET's {@code DET_AE_REMOTE}: set in a raw code when the peer caused the event. */
     public static final int REMOTE_BIT = 0x8000_0000;
 
-    private static final EventCode[] BY_CODE = values();
+    /** By value; the collective aliases share the values of queue pair codes and do not displace them. */
+    private static final EventCode[] BY_CODE = new EventCode[27];
+
+    static {
+        for (final EventCode c : values()) {
+            if (BY_CODE[c.code] == null) {
+                BY_CODE[c.code] = c;
+            }
+        }
+    }
 
     private final int code;
 
@@ -82,7 +105,8 @@ public enum EventCode {
     }
 
     /**
-     * The event code of a raw value; the remote bit is ignored.
+     * The event code of a raw value; the remote bit is ignored. Values 7, 9, 10 and 11 give the queue pair codes;
+     * for a record of type {@link ResourceType#CO} they mean the collective aliases (see {@link #of(int, ResourceType)}).
      *
      * @param raw a value from {@link #code()}, possibly with {@link #REMOTE_BIT}
      * @return the code
@@ -94,5 +118,28 @@ public enum EventCode {
             throw new IllegalArgumentException("no event code " + raw);
         }
         return BY_CODE[code];
+    }
+
+    /**
+     * The event code of a raw value for a kind of resource: a {@link ResourceType#CO} record maps 7, 9, 10, 11 to
+     * {@link #CO_WR_ERROR}, {@link #CO_DESTROYED}, {@link #CO_ERROR}, {@link #CO_FATAL}.
+     *
+     * @param raw  a value from {@link #code()}, possibly with {@link #REMOTE_BIT}
+     * @param type the kind of resource the event concerns
+     * @return the code
+     * @throws IllegalArgumentException if no event has that value
+     */
+    public static EventCode of(final int raw, final ResourceType type) {
+        final EventCode c = of(raw);
+        if (type != ResourceType.CO) {
+            return c;
+        }
+        return switch (c) {
+            case QP_SQ_ERROR -> CO_WR_ERROR;
+            case QP_DESTROYED -> CO_DESTROYED;
+            case QP_ERROR -> CO_ERROR;
+            case QP_FATAL -> CO_FATAL;
+            default -> c;
+        };
     }
 }

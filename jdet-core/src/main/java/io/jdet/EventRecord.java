@@ -30,12 +30,12 @@ public final class EventRecord {
     }
 
     /**
-     * What happened.
+     * What happened; a collective group's events ({@link ResourceType#CO}) give the {@code CO_*} codes.
      *
      * @return the event code
      */
     public EventCode code() {
-        return EventCode.of(rawCode);
+        return EventCode.of(rawCode, type);
     }
 
     /**

@@ -53,6 +53,18 @@ public interface ProtectionDomain extends AutoCloseable {
     QueuePair createQp(QpCreate create);
 
     /**
+     * Creates a collective group ({@code det_create_co}) whose collectives complete on {@code cq}. The caller then
+     * {@link Collective#join joins} it. Its internal queue pairs and regions live in this domain, so the domain
+     * cannot be deallocated until the group is closed.
+     *
+     * @param cq where the group's work requests complete; polling it also drives the group
+     * @return the group
+     * @throws DetException EINVAL if the completion queue is null or belongs to another NIC
+     * @throws IllegalStateException if the domain is deallocated or the completion queue destroyed
+     */
+    Collective createCollective(CompletionQueue cq);
+
+    /**
      * Deallocates the domain ({@code det_dealloc_pd}).
      *
      * @throws DetException EBUSY while regions, windows or queue pairs remain in it

@@ -125,9 +125,9 @@ public final class WorkCompletion {
     }
 
     /**
-     * The queue pair the work request belonged to.
+     * The queue pair the work request belonged to; null for a collective's completion ({@link Collective}).
      *
-     * @return the queue pair
+     * @return the queue pair, or null
      */
     public QueuePair queuePair() {
         return queuePair;

@@ -33,7 +33,8 @@ class LayeringTest {
         "link", Set.of("wire"),
         "protocol", Set.of("wire", "link", "observe"),
         "verbs", Set.of("protocol", "wire", "link", "observe"),
-        "cm", Set.of("verbs", "protocol", "wire", "link", "observe"));
+        "cm", Set.of("verbs", "protocol", "wire", "link", "observe"),
+        "collective", Set.of("verbs", "protocol", "wire", "link", "observe"));
 
     private static final String PREFIX = "io/jdet/internal/";
 

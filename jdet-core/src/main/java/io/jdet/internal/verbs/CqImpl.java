@@ -41,6 +41,8 @@ public final class CqImpl implements CompletionQueue {
     private CqState state = CqState.READY;
     private int arm;
     private int threshold;
+    /** Collective groups' progress, run by every poll (see {@link #addPollHook}); replaced, never mutated. */
+    private volatile Runnable[] hooks = new Runnable[0];
     /** Queue pairs using this queue. */
     int users;
     boolean closed;
@@ -123,11 +125,11 @@ public final class CqImpl implements CompletionQueue {
         immediates[at] = immediate;
         invalidated[at] = invalidatedKey;
         reaps[at] = reap;
-        epochs[at] = qp.epoch;
+        epochs[at] = qp == null ? 0 : qp.epoch;
         qps[at] = qp;
         receive[at] = fromReceiveQueue;
         count++;
-        if (status != WcStatus.SUCCESS) {
+        if (status != WcStatus.SUCCESS && qp != null) {
             nic.observer.errorCompletion(qp.number, id, status, type);
         }
         if (arm != 0) {
@@ -140,6 +142,61 @@ public final class CqImpl implements CompletionQueue {
             }
         }
         return true;
+    }
+
+    /**
+     * Appends the completion of a collective work request (io.jdet.internal.collective): it belongs to no queue
+     * pair and frees no slot. Takes the engine lock.
+     *
+     * @return false if the queue overflowed or is in error (the completion is lost, as for any work request)
+     */
+    public boolean completeCollective(final long id, final WcStatus status, final WcType type, final int length) {
+        nic.lock.lock();
+        try {
+            return !closed && append(id, status, type, 0, length, 0, 0, 0, null, false);
+        } finally {
+            nic.lock.unlock();
+        }
+    }
+
+    /**
+     * Raises a collective group's asynchronous event on the NIC's event queue, type {@link ResourceType#CO}.
+     *
+     * @param rawCode the event code
+     * @param group   the group, as the record's handle
+     */
+    public void raiseCollectiveEvent(final int rawCode, final Object group) {
+        nic.asyncEvent(rawCode, ResourceType.CO, group);
+    }
+
+    /**
+     * Adds work that every poll runs first, outside the engine lock: how a collective group drives its steps.
+     *
+     * @param hook the work; it must not throw
+     */
+    public synchronized void addPollHook(final Runnable hook) {
+        final Runnable[] old = hooks;
+        final Runnable[] grown = java.util.Arrays.copyOf(old, old.length + 1);
+        grown[old.length] = hook;
+        hooks = grown;
+    }
+
+    /**
+     * Removes work added by {@link #addPollHook}.
+     *
+     * @param hook the work
+     */
+    public synchronized void removePollHook(final Runnable hook) {
+        final Runnable[] old = hooks;
+        for (int i = 0; i < old.length; i++) {
+            if (old[i] == hook) {
+                final Runnable[] shrunk = new Runnable[old.length - 1];
+                System.arraycopy(old, 0, shrunk, 0, i);
+                System.arraycopy(old, i + 1, shrunk, i, old.length - i - 1);
+                hooks = shrunk;
+                return;
+            }
+        }
     }
 
     private void fire() {
@@ -155,6 +212,10 @@ public final class CqImpl implements CompletionQueue {
     @Override
     public int poll(final WorkCompletion[] completions, final int max) {
         final int limit = Math.min(max, completions.length);
+        final Runnable[] work = hooks;
+        for (final Runnable hook : work) {
+            hook.run();
+        }
         nic.lockDataPath();
         try {
             if (closed) {
@@ -171,7 +232,7 @@ public final class CqImpl implements CompletionQueue {
                 final QpImpl qp = qps[head];
                 completions[n++].set(ids[head], statuses[head], types[head], flags[head], lengths[head],
                     immediates[head], invalidated[head], reaps[head], qp);
-                if (qp.epoch == epochs[head]) {
+                if (qp != null && qp.epoch == epochs[head]) {
                     qp.retire(receive[head], reaps[head]);
                 }
                 qps[head] = null;

@@ -28,6 +28,8 @@ public final class DeviceImpl implements Det {
     private boolean closed;
     /** Makes each NIC's connection manager. */
     final Function<NicImpl, CmHandler> cmFactory;
+    /** Makes collective groups. */
+    final CollectiveFactory collectiveFactory;
 
     /**
      * Opens a device.
@@ -35,10 +37,13 @@ public final class DeviceImpl implements Det {
      * @param configuration a concluded configuration owned by the device
      * @param cmFactory     makes each NIC's connection manager (the layer above verbs registers itself here, so
      *                      that verbs need not know it)
+     * @param collectiveFactory makes collective groups (the same way, from the layer above)
      */
-    public DeviceImpl(final Configuration configuration, final Function<NicImpl, CmHandler> cmFactory) {
+    public DeviceImpl(final Configuration configuration, final Function<NicImpl, CmHandler> cmFactory,
+                      final CollectiveFactory collectiveFactory) {
         this.configuration = configuration;
         this.cmFactory = cmFactory;
+        this.collectiveFactory = collectiveFactory;
     }
 
     @Override

@@ -1,6 +1,9 @@
 package io.jdet.internal.verbs;
 
 import io.jdet.Access;
+import io.jdet.Collective;
+import io.jdet.CompletionQueue;
+import io.jdet.DataSegment;
 import io.jdet.DetException;
 import io.jdet.Errno;
 import io.jdet.MemoryRegion;
@@ -62,6 +65,58 @@ public final class PdImpl implements ProtectionDomain {
         try {
             checkOpen();
             return QpImpl.create(this, create);
+        } finally {
+            nic.lock.unlock();
+        }
+    }
+
+    @Override
+    public Collective createCollective(final CompletionQueue cq) {
+        final CqImpl impl = Checks.cq(cq);
+        if (impl == null || impl.nic != nic) {
+            throw new DetException(Errno.EINVAL, "the completion queue is null or belongs to another NIC");
+        }
+        nic.lock.lock();
+        try {
+            checkOpen();
+            if (impl.closed) {
+                throw new IllegalStateException("completion queue destroyed");
+            }
+        } finally {
+            nic.lock.unlock();
+        }
+        return nic.device.collectiveFactory.create(this, impl, nic.device.configuration.collectives());
+    }
+
+    /**
+     * Resolves one caller segment to the memory it names, with the checks a post makes (for the collectives of
+     * {@code io.jdet.internal.collective}, which validate every segment before a work request takes a slot).
+     *
+     * @param ds     the segment
+     * @param access LOCAL_READ to read from it, LOCAL_WRITE to write into it
+     * @param what   names the segment in the error message
+     * @return the bytes the segment names
+     * @throws DetException ENXIO for an unknown key; EPERM for a region in another domain; ERANGE outside the
+     *                      region; EACCES without the right
+     */
+    public MemorySegment resolve(final DataSegment ds, final int access, final String what) {
+        nic.lock.lock();
+        try {
+            final MrImpl mr = nic.localRegion(ds.lKey());
+            if (mr == null) {
+                throw new DetException(Errno.ENXIO, what + ": invalid local key 0x" + Integer.toHexString(ds.lKey()));
+            }
+            if (mr.pd != this) {
+                throw new DetException(Errno.EPERM, what + ": region in another protection domain");
+            }
+            if (ds.length() < 0 || !mr.contains(ds.address(), ds.length())) {
+                throw new DetException(Errno.ERANGE, what + " lies outside its region");
+            }
+            if ((mr.access & access) != access) {
+                throw new DetException(Errno.EACCES, what + ": region lacks "
+                    + (access == Access.LOCAL_WRITE ? "LOCAL_WRITE" : "LOCAL_READ"));
+            }
+            return mr.segment.asSlice(ds.address() - mr.address, ds.length());
         } finally {
             nic.lock.unlock();
         }

@@ -1,0 +1,228 @@
+package io.jdet;
+
+/**
+ * A collective group ({@code struct det_co}), created by {@link ProtectionDomain#createCollective}: members on any
+ * link join it with a common tag, then post collectives that complete on the group's completion queue with DET's
+ * types ({@link WcType#JOIN} to {@link WcType#ALLTOALLV}, plus {@link WcType#ALLREDUCE} and {@link WcType#REDUCE})
+ * and the total length (0 for a join, a barrier and a failure).
+ *
+ * <p><b>Progress.</b> The group advances when its completion queue is {@link CompletionQueue#poll polled}; a member
+ * that waits for a completion must poll. Members must post the same collectives in the same order (as in MPI); a
+ * mismatch the group can detect (a different collective or length) fails it.
+ *
+ * <p><b>Queueing.</b> Collectives may be posted back to back, up to {@link CollectiveTuning#depth()} outstanding
+ * (the join included); they run and complete in posting order. DET allowed one.
+ *
+ * <p><b>Buffers.</b> Every {@link DataSegment} must name memory registered in the group's domain: LOCAL_READ for
+ * what is sent, LOCAL_WRITE for what is received. Each is checked when the collective is posted, before it takes a
+ * slot, so a refused post leaves the group as it was (DET's stuck work request is gone). The memory must stay
+ * untouched until the collective completes.
+ *
+ * <p><b>Errors of every post</b> besides those listed per verb: ENOTCONN if the group is not joined (no join posted,
+ * or it failed) or has failed; ENOSPC if {@link CollectiveTuning#depth()} collectives are outstanding; EINVAL for
+ * unknown flags (only {@link WrFlags#SUPPRESSED} is known), a root outside [0, size), a null segment where one is
+ * needed, or an array whose length is not the group size; and per data segment ENXIO (unknown local key), EPERM
+ * (region in another domain), ERANGE (outside its region), EACCES (region without the right).
+ *
+ * <p><b>Failure.</b> When a member dies, its connection fails, or a collective makes no progress for
+ * {@link CollectiveTuning#timeoutMs()}, the running collective completes with an error status
+ * ({@link WcStatus#RETRY_EXCEEDED} for a timeout, else the failed transfer's status), the queued ones with
+ * {@link WcStatus#FLUSHED}, an {@link EventCode#CO_ERROR} event (type {@link ResourceType#CO}, this group as handle)
+ * is raised, and the group tears its connections down so that every other member fails the same way. Later posts
+ * raise ENOTCONN. Never a hang.
+ */
+public interface Collective extends AutoCloseable {
+
+    /**
+     * Joins the group ({@code det_join}): completes with {@link WcType#JOIN} once every member has joined. Rank 0 is
+     * the root and listens on the connection manager service derived from the tag; the others connect to it at
+     * {@code rootAddress}, so the members find each other by address and tag (DET's broadcast join needs an L2
+     * broadcast that UDP lacks, and its single join frame capped a group at 357).
+     *
+     * @param id          returned in the completion
+     * @param tag         the group's tag, the same on every member and unique among groups
+     * @param size        the number of members
+     * @param rank        this member's rank in [0, size)
+     * @param rootAddress rank 0's {@link Nic#address()} (ignored on rank 0)
+     * @param flags       {@link WrFlags#SUPPRESSED} or 0
+     * @throws DetException EINVAL for size below 2, a rank outside [0, size), a null root address or unknown flags;
+     *                      E2BIG for a size above {@link CollectiveTuning#maxSize()}; EBUSY if this group has
+     *                      already joined or is joining; EEXIST if a group of this process joined the tag with another
+     *                      size, or with this rank
+     */
+    void join(long id, long tag, int size, int rank, String rootAddress, int flags);
+
+    /**
+     * This member's rank, or -1 before {@link #join}.
+     *
+     * @return the rank
+     */
+    int rank();
+
+    /**
+     * The group size, or 0 before {@link #join}.
+     *
+     * @return the size
+     */
+    int size();
+
+    /**
+     * A barrier ({@code det_barrier}): completes once every member entered it; dissemination, ⌈lg p⌉ rounds.
+     *
+     * @param id    returned in the completion
+     * @param flags {@link WrFlags#SUPPRESSED} or 0
+     * @throws DetException the errors of every post (see the class description)
+     */
+    void barrier(long id, int flags);
+
+    /**
+     * A broadcast ({@code det_bcast}): the root's segment is copied into every other member's segment, which must
+     * have the same length.
+     *
+     * @param id      returned in the completion
+     * @param root    the rank that sends
+     * @param segment the source at the root (LOCAL_READ), the destination elsewhere (LOCAL_WRITE)
+     * @param flags   {@link WrFlags#SUPPRESSED} or 0
+     * @throws DetException EINVAL for a bad root or a null segment; the errors of every post
+     */
+    void bcast(long id, int root, DataSegment segment, int flags);
+
+    /**
+     * A scatter ({@code det_scatter}): the root's source is cut into size equal blocks, block i to rank i.
+     *
+     * @param id    returned in the completion
+     * @param root  the rank that sends
+     * @param src   the root's source of size times the block length; ignored elsewhere (may be null)
+     * @param dst   one block; may be null at the root (its block is then not copied)
+     * @param flags {@link WrFlags#SUPPRESSED} or 0
+     * @throws DetException EINVAL if the source length does not divide by the size (DET's man page says EIO; its
+     *                      code and jdet return EINVAL), if the destination is not one block long, or is null away
+     *                      from the root; the errors of every post
+     */
+    void scatter(long id, int root, DataSegment src, DataSegment dst, int flags);
+
+    /**
+     * A scatter of per-member lengths ({@code det_scatterv}): {@code src[i]} goes to rank i.
+     *
+     * @param id    returned in the completion
+     * @param root  the rank that sends
+     * @param src   at the root, one segment per rank (its own may be null); ignored elsewhere
+     * @param dst   where this member's part lands; its length must equal the root's {@code src[rank]} (a
+     *              mismatch fails the group); may be null at the root
+     * @param flags {@link WrFlags#SUPPRESSED} or 0
+     * @throws DetException EINVAL if the root's array is null or not size long, or dst is null away from the root;
+     *                      the errors of every post
+     */
+    void scatterv(long id, int root, DataSegment[] src, DataSegment dst, int flags);
+
+    /**
+     * A gather ({@code det_gather}): rank i's block lands at block i of the root's destination.
+     *
+     * @param id    returned in the completion
+     * @param root  the rank that receives
+     * @param src   one block; may be null at the root (its block is then left as is)
+     * @param dst   the root's destination of size times the block length; ignored elsewhere
+     * @param flags {@link WrFlags#SUPPRESSED} or 0
+     * @throws DetException EINVAL if the destination length does not divide by the size (DET's man page: EIO), the
+     *                      source is not one block, or is null away from the root; the errors of every post
+     */
+    void gather(long id, int root, DataSegment src, DataSegment dst, int flags);
+
+    /**
+     * A gather of per-member lengths ({@code det_gatherv}): rank i's source lands in the root's {@code dst[i]}.
+     *
+     * @param id    returned in the completion
+     * @param root  the rank that receives
+     * @param src   this member's part (may be null at the root)
+     * @param dst   at the root, one segment per rank, each as long as that rank's source; ignored elsewhere
+     * @param flags {@link WrFlags#SUPPRESSED} or 0
+     * @throws DetException EINVAL if the root's array is null or not size long, or src is null away from the root;
+     *                      the errors of every post
+     */
+    void gatherv(long id, int root, DataSegment src, DataSegment[] dst, int flags);
+
+    /**
+     * An all-gather ({@code det_allgather}): every member gets every member's block, in rank order.
+     *
+     * @param id    returned in the completion
+     * @param src   this member's block, or null if it is already in place at block {@code rank} of dst
+     * @param dst   size times the block length
+     * @param flags {@link WrFlags#SUPPRESSED} or 0
+     * @throws DetException EINVAL if dst is null, its length does not divide by the size (man page: EIO), or the
+     *                      source is not one block long; the errors of every post
+     */
+    void allgather(long id, DataSegment src, DataSegment dst, int flags);
+
+    /**
+     * An all-gather of per-member lengths ({@code det_allgatherv}): rank i's block lands in every {@code dst[i]}.
+     *
+     * @param id    returned in the completion
+     * @param src   this member's block, or null if it is already in {@code dst[rank]}; as long as {@code dst[rank]}
+     * @param dst   one segment per rank
+     * @param flags {@link WrFlags#SUPPRESSED} or 0
+     * @throws DetException EINVAL if dst is null or not size long, a segment of it is null, or the source length
+     *                      differs from {@code dst[rank]}; the errors of every post
+     */
+    void allgatherv(long id, DataSegment src, DataSegment[] dst, int flags);
+
+    /**
+     * An all-to-all ({@code det_alltoall}): block j of rank i's source lands at block i of rank j's destination.
+     *
+     * @param id    returned in the completion
+     * @param src   size blocks
+     * @param dst   size blocks of the same length
+     * @param flags {@link WrFlags#SUPPRESSED} or 0
+     * @throws DetException EINVAL if a segment is null, the lengths differ or do not divide by the size (man
+     *                      page: EIO); the errors of every post
+     */
+    void alltoall(long id, DataSegment src, DataSegment dst, int flags);
+
+    /**
+     * An all-to-all of per-pair lengths ({@code det_alltoallv}): {@code src[j]} of rank i lands in {@code dst[i]} of
+     * rank j, whose lengths must agree (a mismatch fails the group).
+     *
+     * @param id    returned in the completion
+     * @param src   one segment per rank
+     * @param dst   one segment per rank
+     * @param flags {@link WrFlags#SUPPRESSED} or 0
+     * @throws DetException EINVAL if an array is null, not size long, or holds a null; the errors of every post
+     */
+    void alltoallv(long id, DataSegment[] src, DataSegment[] dst, int flags);
+
+    /**
+     * An all-reduce (jdet extension): every member's destination gets the element-wise reduction of every
+     * member's source.
+     *
+     * @param id    returned in the completion
+     * @param src   the elements, or null for in place (dst holds them)
+     * @param dst   where the result lands, as long as the source
+     * @param op    how elements combine
+     * @param type  the element type
+     * @param flags {@link WrFlags#SUPPRESSED} or 0
+     * @throws DetException EINVAL if dst, op or type is null, a length is not a multiple of 8, the lengths differ,
+     *                      or a bitwise op is asked of {@link ReduceType#FLOAT64}; the errors of every post
+     */
+    void allreduce(long id, DataSegment src, DataSegment dst, ReduceOp op, ReduceType type, int flags);
+
+    /**
+     * A reduce (jdet extension): the root's destination gets the element-wise reduction of every member's source.
+     *
+     * @param id    returned in the completion
+     * @param root  the rank that receives
+     * @param src   the elements (may be null at the root for in place: dst holds them)
+     * @param dst   the root's destination, as long as the source; ignored elsewhere
+     * @param op    how elements combine
+     * @param type  the element type
+     * @param flags {@link WrFlags#SUPPRESSED} or 0
+     * @throws DetException the errors of {@link #allreduce}, with src required away from the root
+     */
+    void reduce(long id, int root, DataSegment src, DataSegment dst, ReduceOp op, ReduceType type, int flags);
+
+    /**
+     * Destroys the group ({@code det_destroy_co}): outstanding collectives complete with {@link WcStatus#FLUSHED},
+     * the connections to the other members close (they see {@link EventCode#CO_ERROR} if a collective was still
+     * running), and the internal queue pairs and regions are freed. Closing twice does nothing.
+     */
+    @Override
+    void close();
+}

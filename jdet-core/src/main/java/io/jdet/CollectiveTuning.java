@@ -1,0 +1,73 @@
+package io.jdet;
+
+/**
+ * The tunables of collective groups ({@link Collective}), part of a {@link Configuration}. The switch points
+ * default to MPICH's (Thakur, Rabenseifner, Gropp 2005), not DET's, whose zeros silently disabled two algorithms.
+ *
+ * @param timeoutMs          how long a running collective (or a join) may go without progress before it fails the
+ *                           group: the bound on detecting a dead member
+ * @param maxSize            the largest group; a larger join gets E2BIG
+ * @param depth              collectives outstanding per group, the join included; one more gets ENOSPC
+ * @param slotBytes          bytes per receive slot (a message travels in chunks of at most this)
+ * @param slots              receive slots per peer (the credits a sender has towards it)
+ * @param bcastShortMsg      below it (bytes) a broadcast is a binomial tree ({@code det_bcast_short_msg})
+ * @param bcastLongMsg       below it a long broadcast's all-gather is recursive doubling when the size is a power
+ *                           of two, else a ring ({@code det_bcast_long_msg})
+ * @param bcastMinProcs      below this size a broadcast is always binomial ({@code det_bcast_min_procs})
+ * @param allgatherShortMsg  below it (total bytes) a non power-of-two all-gather is Bruck's, else a ring
+ * @param allgatherLongMsg   below it (total bytes) a power-of-two all-gather is recursive doubling
+ * @param alltoallShortMsg   at most this per destination, and with at least {@code alltoallMinProcs} members, an
+ *                           all-to-all is Bruck's
+ * @param alltoallMediumMsg  at most this per destination an all-to-all posts every transfer at once; above it,
+ *                           pairwise exchange
+ * @param alltoallMinProcs   the least size for Bruck's all-to-all
+ * @param allreduceShortMsg  below it (bytes), or with fewer elements than members, an all-reduce is recursive
+ *                           doubling; else a ring (reduce-scatter then all-gather)
+ */
+public record CollectiveTuning(long timeoutMs, int maxSize, int depth, int slotBytes, int slots, int bcastShortMsg,
+                               int bcastLongMsg, int bcastMinProcs, int allgatherShortMsg, int allgatherLongMsg,
+                               int alltoallShortMsg, int alltoallMediumMsg, int alltoallMinProcs,
+                               int allreduceShortMsg) {
+    /** The defaults: 10 s timeout, 1024 members, 16 outstanding, 8 slots of 16 KiB per peer, MPICH's switches. */
+    public static final CollectiveTuning DEFAULT = new CollectiveTuning(10_000, 1024, 16, 16_384, 8, 12_288, 524_288,
+        8, 81_920, 524_288, 256, 32_768, 8, 2048);
+
+    /**
+     * Checks the values.
+     *
+     * @throws DetException EINVAL if a value is out of range
+     */
+    public CollectiveTuning {
+        if (timeoutMs < 1 || maxSize < 2 || depth < 1 || slotBytes < 64 || slots < 2 || slots > 4096
+            || bcastShortMsg < 0 || bcastLongMsg < 0 || bcastMinProcs < 2 || allgatherShortMsg < 0
+            || allgatherLongMsg < 0 || alltoallShortMsg < 0 || alltoallMediumMsg < 0 || alltoallMinProcs < 2
+            || allreduceShortMsg < 0) {
+            throw new DetException(Errno.EINVAL, "collective tunables out of range: " + this);
+        }
+    }
+
+    /**
+     * A copy with another timeout.
+     *
+     * @param value the timeout in milliseconds, at least 1
+     * @return the copy
+     */
+    public CollectiveTuning withTimeoutMs(final long value) {
+        return new CollectiveTuning(value, maxSize, depth, slotBytes, slots, bcastShortMsg, bcastLongMsg,
+            bcastMinProcs, allgatherShortMsg, allgatherLongMsg, alltoallShortMsg, alltoallMediumMsg,
+            alltoallMinProcs, allreduceShortMsg);
+    }
+
+    /**
+     * A copy with other receive slots.
+     *
+     * @param bytes bytes per slot, at least 64
+     * @param count slots per peer, in [2, 4096]
+     * @return the copy
+     */
+    public CollectiveTuning withSlots(final int bytes, final int count) {
+        return new CollectiveTuning(timeoutMs, maxSize, depth, bytes, count, bcastShortMsg, bcastLongMsg,
+            bcastMinProcs, allgatherShortMsg, allgatherLongMsg, alltoallShortMsg, alltoallMediumMsg,
+            alltoallMinProcs, allreduceShortMsg);
+    }
+}

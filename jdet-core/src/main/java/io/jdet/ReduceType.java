@@ -1,0 +1,9 @@
+package io.jdet;
+
+/** The element type of a reduction: 8-byte elements in native byte order (a jdet extension). */
+public enum ReduceType {
+    /** Signed 64-bit integers ({@code long}). */
+    INT64,
+    /** IEEE 754 doubles; the bitwise operations are refused. */
+    FLOAT64
+}

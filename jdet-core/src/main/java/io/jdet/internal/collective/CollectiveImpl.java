@@ -1,0 +1,776 @@
+package io.jdet.internal.collective;
+
+import io.jdet.Access;
+import io.jdet.Collective;
+import io.jdet.CollectiveTuning;
+import io.jdet.CompletionQueue;
+import io.jdet.DataSegment;
+import io.jdet.DetException;
+import io.jdet.Errno;
+import io.jdet.EventCode;
+import io.jdet.MemoryRegion;
+import io.jdet.QpModify;
+import io.jdet.QpState;
+import io.jdet.QueuePair;
+import io.jdet.ReduceOp;
+import io.jdet.ReduceType;
+import io.jdet.WcStatus;
+import io.jdet.WcType;
+import io.jdet.WorkCompletion;
+import io.jdet.WrFlags;
+import io.jdet.internal.verbs.CqImpl;
+import io.jdet.internal.verbs.PdImpl;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A collective group: checks and queues posts, and runs the queued collectives one after another from the poll
+ * hook of its completion queue (whoever polls drives it; a second concurrent poller skips). Each collective is a
+ * {@link Schedule} of rounds; a round ends when its receives are copied out and its sends acknowledged, then its
+ * local copies and reductions run and the next round's transfers are queued on the {@link Channel}s.
+ */
+public final class CollectiveImpl implements Collective {
+    enum State { CREATED, JOINING, JOINED, FAILED, CLOSED }
+
+    final PdImpl pd;
+    final CqImpl cq;
+    final CollectiveTuning tuning;
+    private final long timeoutNs;
+    final ReentrantLock lock = new ReentrantLock();
+    private volatile State state = State.CREATED;
+    private final Runnable hook = this::progress;
+
+    int rank = -1;
+    int size;
+    long tag;
+    private long joinId;
+    private int joinFlags;
+    private Thread joiner;
+
+    /** Set by the joiner: one channel per peer (null at this rank), their completion queue and slot memory. */
+    private Channel[] channels;
+    private CompletionQueue dataCq;
+    private final List<AutoCloseable> resources = new ArrayList<>();
+
+    private final ArrayDeque<Request> queue = new ArrayDeque<>();
+    private Request current;
+    private final Schedule schedule = new Schedule();
+    private int ordinal;
+    private int round;
+    private int recvsPending;
+    private int sendOpsPending;
+    private int chunksInFlight;
+    private long lastProgressNs;
+    private final WorkCompletion[] wcs = new WorkCompletion[64];
+
+    private Arena scratchArena;
+    private MemoryRegion scratchMr;
+    private String failure;
+
+    private CollectiveImpl(final PdImpl pd, final CqImpl cq, final CollectiveTuning tuning) {
+        this.pd = pd;
+        this.cq = cq;
+        this.tuning = tuning;
+        this.timeoutNs = TimeUnit.MILLISECONDS.toNanos(tuning.timeoutMs());
+        for (int i = 0; i < wcs.length; i++) {
+            wcs[i] = new WorkCompletion();
+        }
+    }
+
+    /**
+     * Creates a group ({@code det_create_co}); the domain and queue were checked by the caller.
+     *
+     * @param pd     the domain
+     * @param cq     the completion queue of the group's work requests
+     * @param tuning the device's collective tunables
+     * @return the group
+     */
+    public static CollectiveImpl create(final PdImpl pd, final CqImpl cq, final CollectiveTuning tuning) {
+        final CollectiveImpl co = new CollectiveImpl(pd, cq, tuning);
+        cq.addPollHook(co.hook);
+        return co;
+    }
+
+    // ------------------------------------------------------------------ posts
+
+    @Override
+    public void join(final long id, final long joinTag, final int joinSize, final int joinRank,
+                     final String rootAddress, final int flags) {
+        checkFlags(flags);
+        if (joinSize < 2 || joinRank < 0 || joinRank >= joinSize) {
+            throw new DetException(Errno.EINVAL, "size " + joinSize + " and rank " + joinRank
+                + ": need size >= 2 and 0 <= rank < size");
+        }
+        if (joinRank != 0 && rootAddress == null) {
+            throw new DetException(Errno.EINVAL, "the root address is null");
+        }
+        if (joinSize > tuning.maxSize()) {
+            throw new DetException(Errno.E2BIG, "size " + joinSize + " above the maximum " + tuning.maxSize());
+        }
+        lock.lock();
+        try {
+            if (state == State.CLOSED) {
+                throw new IllegalStateException("collective group destroyed");
+            }
+            if (state != State.CREATED) {
+                throw new DetException(Errno.EBUSY, "the group has already joined");
+            }
+            Tags.claim(joinTag, joinSize, joinRank);
+            tag = joinTag;
+            size = joinSize;
+            rank = joinRank;
+            joinId = id;
+            joinFlags = flags;
+            state = State.JOINING;
+            joiner = Thread.ofVirtual().name("jdet-co-join-" + joinRank).unstarted(
+                new Joiner(this, rootAddress == null ? "" : rootAddress));
+            joiner.start();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public int rank() {
+        return rank;
+    }
+
+    @Override
+    public int size() {
+        return size;
+    }
+
+    @Override
+    public void barrier(final long id, final int flags) {
+        final Request q = request(WcType.BARRIER, id, flags);
+        enqueue(q);
+    }
+
+    @Override
+    public void bcast(final long id, final int root, final DataSegment segment, final int flags) {
+        final Request q = request(WcType.BCAST, id, flags);
+        checkRoot(root);
+        q.root = root;
+        q.dst = resolve(required(segment, "segment"), root == rank ? Access.LOCAL_READ : Access.LOCAL_WRITE,
+            "segment");
+        q.length = q.dst.length();
+        enqueue(q);
+    }
+
+    @Override
+    public void scatter(final long id, final int root, final DataSegment src, final DataSegment dst,
+                        final int flags) {
+        final Request q = request(WcType.SCATTER, id, flags);
+        checkRoot(root);
+        q.root = root;
+        if (rank == root) {
+            q.src = resolve(required(src, "src"), Access.LOCAL_READ, "src");
+            if (q.src.length() % size != 0) {
+                throw new DetException(Errno.EINVAL, "source length " + q.src.length() + " does not divide by "
+                    + size);
+            }
+            if (dst != null) {
+                q.dst = resolve(dst, Access.LOCAL_WRITE, "dst");
+                if (q.dst.length() != q.src.length() / size) {
+                    throw new DetException(Errno.EINVAL, "destination is not one block long");
+                }
+            }
+            q.length = q.src.length();
+        } else {
+            q.dst = resolve(required(dst, "dst"), Access.LOCAL_WRITE, "dst");
+            q.length = q.dst.length();
+        }
+        enqueue(q);
+    }
+
+    @Override
+    public void scatterv(final long id, final int root, final DataSegment[] src, final DataSegment dst,
+                         final int flags) {
+        final Request q = request(WcType.SCATTERV, id, flags);
+        checkRoot(root);
+        q.root = root;
+        if (rank == root) {
+            q.srcV = resolveAll(src, Access.LOCAL_READ, "src", true);
+            q.dst = dst == null ? null : resolve(dst, Access.LOCAL_WRITE, "dst");
+            q.length = sum(q.srcV);
+        } else {
+            q.dst = resolve(required(dst, "dst"), Access.LOCAL_WRITE, "dst");
+            q.length = q.dst.length();
+        }
+        enqueue(q);
+    }
+
+    @Override
+    public void gather(final long id, final int root, final DataSegment src, final DataSegment dst,
+                       final int flags) {
+        final Request q = request(WcType.GATHER, id, flags);
+        checkRoot(root);
+        q.root = root;
+        if (rank == root) {
+            q.dst = resolve(required(dst, "dst"), Access.LOCAL_WRITE, "dst");
+            if (q.dst.length() % size != 0) {
+                throw new DetException(Errno.EINVAL, "destination length " + q.dst.length()
+                    + " does not divide by " + size);
+            }
+            if (src != null) {
+                q.src = resolve(src, Access.LOCAL_READ, "src");
+                if (q.src.length() != q.dst.length() / size) {
+                    throw new DetException(Errno.EINVAL, "source is not one block long");
+                }
+            }
+            q.length = q.dst.length();
+        } else {
+            q.src = resolve(required(src, "src"), Access.LOCAL_READ, "src");
+            q.length = q.src.length();
+        }
+        enqueue(q);
+    }
+
+    @Override
+    public void gatherv(final long id, final int root, final DataSegment src, final DataSegment[] dst,
+                        final int flags) {
+        final Request q = request(WcType.GATHERV, id, flags);
+        checkRoot(root);
+        q.root = root;
+        if (rank == root) {
+            q.dstV = resolveAll(dst, Access.LOCAL_WRITE, "dst", true);
+            q.src = src == null ? null : resolve(src, Access.LOCAL_READ, "src");
+            q.length = sum(q.dstV);
+        } else {
+            q.src = resolve(required(src, "src"), Access.LOCAL_READ, "src");
+            q.length = q.src.length();
+        }
+        enqueue(q);
+    }
+
+    @Override
+    public void allgather(final long id, final DataSegment src, final DataSegment dst, final int flags) {
+        final Request q = request(WcType.ALLGATHER, id, flags);
+        q.dst = resolve(required(dst, "dst"), Access.LOCAL_WRITE | Access.LOCAL_READ, "dst");
+        if (q.dst.length() % size != 0) {
+            throw new DetException(Errno.EINVAL, "destination length " + q.dst.length() + " does not divide by "
+                + size);
+        }
+        if (src != null) {
+            q.src = resolve(src, Access.LOCAL_READ, "src");
+            if (q.src.length() != q.dst.length() / size) {
+                throw new DetException(Errno.EINVAL, "source is not one block long");
+            }
+        }
+        q.length = q.dst.length();
+        enqueue(q);
+    }
+
+    @Override
+    public void allgatherv(final long id, final DataSegment src, final DataSegment[] dst, final int flags) {
+        final Request q = request(WcType.ALLGATHERV, id, flags);
+        q.dstV = resolveAll(dst, Access.LOCAL_WRITE | Access.LOCAL_READ, "dst", false);
+        if (src != null) {
+            q.src = resolve(src, Access.LOCAL_READ, "src");
+            if (q.src.length() != q.dstV[rank].length()) {
+                throw new DetException(Errno.EINVAL, "source length differs from dst[rank]");
+            }
+        }
+        q.length = sum(q.dstV);
+        enqueue(q);
+    }
+
+    @Override
+    public void alltoall(final long id, final DataSegment src, final DataSegment dst, final int flags) {
+        final Request q = request(WcType.ALLTOALL, id, flags);
+        q.src = resolve(required(src, "src"), Access.LOCAL_READ, "src");
+        q.dst = resolve(required(dst, "dst"), Access.LOCAL_WRITE, "dst");
+        if (q.src.length() != q.dst.length() || q.src.length() % size != 0) {
+            throw new DetException(Errno.EINVAL, "lengths " + q.src.length() + " and " + q.dst.length()
+                + " must be equal and divide by " + size);
+        }
+        q.length = q.dst.length();
+        enqueue(q);
+    }
+
+    @Override
+    public void alltoallv(final long id, final DataSegment[] src, final DataSegment[] dst, final int flags) {
+        final Request q = request(WcType.ALLTOALLV, id, flags);
+        q.srcV = resolveAll(src, Access.LOCAL_READ, "src", false);
+        q.dstV = resolveAll(dst, Access.LOCAL_WRITE, "dst", false);
+        q.length = sum(q.dstV);
+        enqueue(q);
+    }
+
+    @Override
+    public void allreduce(final long id, final DataSegment src, final DataSegment dst, final ReduceOp op,
+                          final ReduceType type, final int flags) {
+        final Request q = request(WcType.ALLREDUCE, id, flags);
+        reduction(q, op, type);
+        q.dst = resolve(required(dst, "dst"), Access.LOCAL_WRITE | Access.LOCAL_READ, "dst");
+        q.src = src == null ? null : resolve(src, Access.LOCAL_READ, "src");
+        checkElements(q);
+        enqueue(q);
+    }
+
+    @Override
+    public void reduce(final long id, final int root, final DataSegment src, final DataSegment dst,
+                       final ReduceOp op, final ReduceType type, final int flags) {
+        final Request q = request(WcType.REDUCE, id, flags);
+        checkRoot(root);
+        reduction(q, op, type);
+        q.root = root;
+        if (rank == root) {
+            q.dst = resolve(required(dst, "dst"), Access.LOCAL_WRITE | Access.LOCAL_READ, "dst");
+            q.src = src == null ? null : resolve(src, Access.LOCAL_READ, "src");
+        } else {
+            q.src = resolve(required(src, "src"), Access.LOCAL_READ, "src");
+        }
+        checkElements(q);
+        enqueue(q);
+    }
+
+    // ------------------------------------------------------------------ checks
+
+    private static void checkFlags(final int flags) {
+        if ((flags & ~WrFlags.SUPPRESSED) != 0) {
+            throw new DetException(Errno.EINVAL, "flags 0x" + Integer.toHexString(flags)
+                + ": a collective knows only SUPPRESSED");
+        }
+    }
+
+    /** Checks what every post checks and makes its request; the slot is taken only by {@link #enqueue}. */
+    private Request request(final WcType type, final long id, final int flags) {
+        checkFlags(flags);
+        final State s = state;
+        if (s == State.CLOSED) {
+            throw new IllegalStateException("collective group destroyed");
+        }
+        if (s != State.JOINED && s != State.JOINING) {
+            throw new DetException(Errno.ENOTCONN, s == State.FAILED ? "the group failed: " + failure
+                : "the group is not joined");
+        }
+        final Request q = new Request();
+        q.type = type;
+        q.id = id;
+        q.flags = flags;
+        return q;
+    }
+
+    private void checkRoot(final int root) {
+        if (root < 0 || root >= size) {
+            throw new DetException(Errno.EINVAL, "root " + root + " not in [0, " + size + ")");
+        }
+    }
+
+    private static DataSegment required(final DataSegment ds, final String what) {
+        if (ds == null) {
+            throw new DetException(Errno.EINVAL, what + " is null");
+        }
+        return ds;
+    }
+
+    private Buf resolve(final DataSegment ds, final int access, final String what) {
+        MemorySegment seg = null;
+        if ((access & Access.LOCAL_READ) != 0) {
+            seg = pd.resolve(ds, Access.LOCAL_READ, what);
+        }
+        if ((access & Access.LOCAL_WRITE) != 0) {
+            seg = pd.resolve(ds, Access.LOCAL_WRITE, what);
+        }
+        return new Buf(seg, ds.address(), ds.lKey());
+    }
+
+    private Buf[] resolveAll(final DataSegment[] ds, final int access, final String what, final boolean ownMayBeNull) {
+        if (ds == null || ds.length != size) {
+            throw new DetException(Errno.EINVAL, what + " must hold one segment per member (" + size + ")");
+        }
+        final Buf[] out = new Buf[size];
+        for (int i = 0; i < size; i++) {
+            if (ds[i] == null) {
+                if (ownMayBeNull && i == rank) {
+                    continue;
+                }
+                throw new DetException(Errno.EINVAL, what + "[" + i + "] is null");
+            }
+            out[i] = resolve(ds[i], access, what + "[" + i + "]");
+        }
+        return out;
+    }
+
+    private static long sum(final Buf[] bufs) {
+        long n = 0;
+        for (final Buf b : bufs) {
+            n += b == null ? 0 : b.length();
+        }
+        return n;
+    }
+
+    private static void reduction(final Request q, final ReduceOp op, final ReduceType type) {
+        if (op == null || type == null) {
+            throw new DetException(Errno.EINVAL, "the reduction needs an op and a type");
+        }
+        if (type == ReduceType.FLOAT64 && (op == ReduceOp.BAND || op == ReduceOp.BOR || op == ReduceOp.BXOR)) {
+            throw new DetException(Errno.EINVAL, "bitwise " + op + " on doubles");
+        }
+        q.op = op;
+        q.reduceType = type;
+    }
+
+    private static void checkElements(final Request q) {
+        final long n = (q.dst != null ? q.dst : q.src).length();
+        if (n % 8 != 0 || q.src != null && q.dst != null && q.src.length() != q.dst.length()) {
+            throw new DetException(Errno.EINVAL, "lengths must be equal multiples of 8 bytes");
+        }
+        q.length = n;
+    }
+
+    /** Takes a slot: ENOSPC when the group's depth is used, ENOTCONN if it failed meanwhile. */
+    private void enqueue(final Request q) {
+        lock.lock();
+        try {
+            if (state != State.JOINED && state != State.JOINING) {
+                throw new DetException(Errno.ENOTCONN, "the group is not joined" + (failure == null ? ""
+                    : ": " + failure));
+            }
+            final int outstanding = queue.size() + (current != null ? 1 : 0) + (state == State.JOINING ? 1 : 0);
+            if (outstanding >= tuning.depth()) {
+                throw new DetException(Errno.ENOSPC, outstanding + " collectives outstanding, the depth");
+            }
+            queue.add(q);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------ join results
+
+    /** The joiner finished: the mesh is connected. Takes ownership of the resources. */
+    void joined(final Channel[] mesh, final CompletionQueue meshCq, final List<AutoCloseable> owned) {
+        lock.lock();
+        try {
+            resources.addAll(owned);
+            channels = mesh;
+            dataCq = meshCq;
+            if (state != State.JOINING) {
+                return;
+            }
+            state = State.JOINED;
+            if ((joinFlags & WrFlags.SUPPRESSED) == 0) {
+                cq.completeCollective(joinId, WcStatus.SUCCESS, WcType.JOIN, 0);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The joiner failed; it hands back whatever it created. */
+    void joinFailed(final WcStatus status, final String why, final List<AutoCloseable> owned) {
+        lock.lock();
+        try {
+            resources.addAll(owned);
+            if (state != State.JOINING) {
+                return;
+            }
+            failure = "join: " + why;
+            state = State.FAILED;
+            cq.completeCollective(joinId, status, WcType.JOIN, 0);
+            flushQueued();
+            cq.raiseCollectiveEvent(EventCode.CO_ERROR.code(), this);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    boolean closing() {
+        return state == State.CLOSED;
+    }
+
+    long timeoutNs() {
+        return timeoutNs;
+    }
+
+    // ------------------------------------------------------------------ progress
+
+    private void progress() {
+        if (state != State.JOINED || !lock.tryLock()) {
+            return;
+        }
+        try {
+            if (state != State.JOINED) {
+                return;
+            }
+            final long now = System.nanoTime();
+            int n;
+            while ((n = dataCq.poll(wcs)) > 0) {
+                for (int i = 0; i < n; i++) {
+                    handle(wcs[i], now);
+                    if (state != State.JOINED) {
+                        return;
+                    }
+                }
+            }
+            advance(now);
+            if (current == null) {
+                for (final Channel ch : channels) {
+                    if (ch != null) {
+                        ch.pumpSends(schedule, ordinal);
+                    }
+                }
+            } else if (now - lastProgressNs > timeoutNs) {
+                fail(WcStatus.RETRY_EXCEEDED, current.type + " made no progress in " + tuning.timeoutMs() + " ms");
+            }
+        } catch (final RuntimeException e) {
+            fail(e instanceof IllegalStateException ? WcStatus.BAD_RESPONSE : WcStatus.RETRY_EXCEEDED,
+                String.valueOf(e.getMessage()));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void handle(final WorkCompletion wc, final long now) {
+        final long id = wc.id();
+        final long kind = id >>> 56;
+        final int peer = (int) (id >>> 32 & 0xff_ffff);
+        if (wc.status() != WcStatus.SUCCESS) {
+            fail(wc.status() == WcStatus.FLUSHED ? WcStatus.RETRY_EXCEEDED : wc.status(),
+                "the connection to rank " + peer + " failed (" + wc.status() + ")");
+            return;
+        }
+        final Channel ch = channels[peer];
+        if (kind == Channel.KIND_RECV) {
+            ch.arrived((int) id, wc.length(), wc.immediate());
+        } else {
+            ch.sqInUse -= wc.reapCount();
+            if (kind == Channel.KIND_SEND) {
+                chunksInFlight--;
+            }
+        }
+        lastProgressNs = now;
+    }
+
+    private void advance(final long now) {
+        while (true) {
+            if (current == null) {
+                if (queue.isEmpty()) {
+                    return;
+                }
+                start(queue.poll(), now);
+            }
+            for (final Channel ch : channels) {
+                if (ch != null) {
+                    recvsPending -= ch.matchRecvs(schedule, ordinal);
+                    sendOpsPending -= ch.pumpSends(schedule, ordinal);
+                    chunksInFlight += ch.postedChunks;
+                    ch.postedChunks = 0;
+                }
+            }
+            if (recvsPending > 0 || sendOpsPending > 0 || chunksInFlight > 0) {
+                return;
+            }
+            runLocals(round);
+            lastProgressNs = now;
+            round++;
+            if (round >= schedule.rounds) {
+                final Request done = current;
+                current = null;
+                if ((done.flags & WrFlags.SUPPRESSED) == 0) {
+                    cq.completeCollective(done.id, WcStatus.SUCCESS, done.type, (int) Math.min(done.length,
+                        Integer.MAX_VALUE));
+                }
+                continue;
+            }
+            startRound(round);
+        }
+    }
+
+    private void start(final Request q, final long now) {
+        current = q;
+        ordinal++;
+        Algorithms.build(schedule, q, rank, size, tuning, this::scratch);
+        round = 0;
+        recvsPending = 0;
+        sendOpsPending = 0;
+        lastProgressNs = now;
+        if (schedule.rounds > 0) {
+            startRound(0);
+        }
+    }
+
+    private void startRound(final int r) {
+        final Schedule s = schedule;
+        for (int op = s.roundStart[r]; op < s.roundStart[r + 1]; op++) {
+            if (s.kind[op] == Schedule.SEND) {
+                channels[s.peer[op]].sendQ.add(op);
+                sendOpsPending++;
+            } else if (s.kind[op] == Schedule.RECV) {
+                channels[s.peer[op]].recvQ.add(op);
+                recvsPending++;
+            }
+        }
+    }
+
+    private void runLocals(final int r) {
+        final Schedule s = schedule;
+        if (r >= s.rounds) {
+            return;
+        }
+        for (int op = s.roundStart[r]; op < s.roundStart[r + 1]; op++) {
+            final byte k = s.kind[op];
+            if (k == Schedule.COPY || k == Schedule.REDUCE) {
+                final int src = s.first[op];
+                final int dst = src + 1;
+                final MemorySegment from = s.segs[s.blockBuf[src]];
+                final MemorySegment to = s.segs[s.blockBuf[dst]];
+                if (k == Schedule.COPY) {
+                    MemorySegment.copy(from, s.blockOff[src], to, s.blockOff[dst], s.total[op]);
+                } else {
+                    Reduction.apply(current.op, current.reduceType, from, s.blockOff[src], to, s.blockOff[dst],
+                        s.total[op]);
+                }
+            }
+        }
+    }
+
+    /** The group's scratch memory, grown (only between collectives) to at least {@code bytes}. */
+    private int scratch(final Schedule s, final long bytes) {
+        final long need = Math.max(bytes, 8);
+        if (scratchMr == null || scratchMr.length() < need) {
+            if (scratchMr != null) {
+                scratchMr.close();
+                scratchArena.close();
+            }
+            final long grown = Math.max(need, scratchMr == null ? 0 : scratchMr.length() * 2);
+            scratchArena = Arena.ofShared();
+            scratchMr = pd.regMr(scratchArena.allocate(grown, 64), Access.LOCAL_READ | Access.LOCAL_WRITE);
+        }
+        return s.buffer(scratchMr.segment(), scratchMr.address(), scratchMr.lKey());
+    }
+
+    // ------------------------------------------------------------------ failure and close
+
+    private void fail(final WcStatus status, final String why) {
+        if (state != State.JOINED) {
+            return;
+        }
+        state = State.FAILED;
+        failure = why;
+        final boolean running = current != null || !queue.isEmpty();
+        if (current != null) {
+            cq.completeCollective(current.id, status, current.type, 0);
+            current = null;
+        }
+        flushQueued();
+        cq.raiseCollectiveEvent((running ? EventCode.CO_ERROR : EventCode.CO_DESTROYED).code(),
+            this);
+        tearDown();
+    }
+
+    private void flushQueued() {
+        for (Request q = queue.poll(); q != null; q = queue.poll()) {
+            cq.completeCollective(q.id, WcStatus.FLUSHED, q.type, 0);
+        }
+    }
+
+    /** Moves every mesh queue pair to ERROR, which tells each peer, so that every member fails alike. */
+    private void tearDown() {
+        if (channels == null) {
+            return;
+        }
+        for (final Channel ch : channels) {
+            if (ch != null) {
+                ch.clear();
+                try {
+                    ch.qp.modify(new QpModify().state(QpState.ERROR));
+                } catch (final RuntimeException alreadyDown) {
+                    // the queue pair failed or closed already; the peer knows
+                }
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        final Thread j;
+        lock.lock();
+        try {
+            if (state == State.CLOSED) {
+                return;
+            }
+            final State was = state;
+            state = State.CLOSED;
+            if (current != null) {
+                cq.completeCollective(current.id, WcStatus.FLUSHED, current.type, 0);
+                current = null;
+            }
+            if (was == State.JOINING) {
+                cq.completeCollective(joinId, WcStatus.FLUSHED, WcType.JOIN, 0);
+            }
+            flushQueued();
+            j = joiner;
+        } finally {
+            lock.unlock();
+        }
+        cq.removePollHook(hook);
+        if (j != null) {
+            j.interrupt();
+            try {
+                j.join(TimeUnit.NANOSECONDS.toMillis(timeoutNs) + 1000);
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        lock.lock();
+        try {
+            if (rank >= 0) {
+                Tags.release(tag, rank);
+            }
+            final List<AutoCloseable> all = new ArrayList<>();
+            if (channels != null) {
+                for (final Channel ch : channels) {
+                    if (ch != null) {
+                        all.add(ch.qp);
+                    }
+                }
+            }
+            all.addAll(resources);
+            if (scratchMr != null) {
+                all.add(scratchMr);
+                all.add(scratchArena);
+            }
+            closeAll(all);
+            channels = null;
+            resources.clear();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Closes queue pairs first, then completion queues, regions and arenas, as their dependencies require. */
+    static void closeAll(final List<AutoCloseable> all) {
+        for (int pass = 0; pass < 4; pass++) {
+            for (final AutoCloseable c : all) {
+                final boolean now = switch (pass) {
+                    case 0 -> c instanceof QueuePair || c instanceof io.jdet.ConnectionListener;
+                    case 1 -> c instanceof CompletionQueue;
+                    case 2 -> c instanceof MemoryRegion;
+                    default -> c instanceof Arena;
+                };
+                if (now) {
+                    try {
+                        c.close();
+                    } catch (final Exception ignored) {
+                        // best effort: a resource that is gone already
+                    }
+                }
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Collective[tag=0x" + Long.toHexString(tag) + ", rank=" + rank + "/" + size + ", " + state
+            + (failure == null ? "" : ", " + failure) + "]";
+    }
+}

@@ -1,0 +1,345 @@
+package io.jdet.internal.collective;
+
+import io.jdet.Access;
+import io.jdet.CompletionQueue;
+import io.jdet.ConnectionListener;
+import io.jdet.ConnectionRejectedException;
+import io.jdet.ConnectionRequest;
+import io.jdet.DataSegment;
+import io.jdet.DetException;
+import io.jdet.Errno;
+import io.jdet.MemoryRegion;
+import io.jdet.Nic;
+import io.jdet.QpCreate;
+import io.jdet.QpModify;
+import io.jdet.QueuePair;
+import io.jdet.WcStatus;
+import io.jdet.WorkCompletion;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The join, on its own virtual thread (it waits on the connection manager): every member makes one queue pair per
+ * peer and posts its receive slots; rank 0 listens on a service derived from the tag, the others connect to it and
+ * send their record (NIC address and queue pair numbers); rank 0 answers each with its table (every member's
+ * address and the queue pair number meant for it, as long as the group needs: no one-frame limit); each member
+ * connects its mesh, tells rank 0, and waits for rank 0's release, so no data ever reaches an unconnected queue
+ * pair. Failing or timing out, it hands everything it created back to the group.
+ */
+final class Joiner implements Runnable {
+    private static final int MAX_ADDRESS = 255;
+    /** One queue pair in a join record or table: its number (4 bytes) and start sequence numbers (8). */
+    private static final int ENTRY = 12;
+    /** This member's mesh queue pairs' start sequence numbers, by peer rank. */
+    private long[] myPsns;
+    private static final long RECORD = 1;
+    private static final long CONNECTED = 2;
+    private static final long TABLE = 3;
+    private static final long RELEASE = 4;
+    private static final long SEND = 5;
+
+    private final CollectiveImpl co;
+    private final String rootAddress;
+    private final List<AutoCloseable> owned = new ArrayList<>();
+    private final WorkCompletion[] wcs = new WorkCompletion[16];
+    private CompletionQueue ctrlCq;
+    private CompletionQueue dataCq;
+    private final int p;
+    private final int r;
+    private final long deadline;
+    private int[] received;
+
+    Joiner(final CollectiveImpl co, final String rootAddress) {
+        this.co = co;
+        this.rootAddress = rootAddress;
+        this.p = co.size;
+        this.r = co.rank;
+        this.deadline = System.nanoTime() + co.timeoutNs();
+        for (int i = 0; i < wcs.length; i++) {
+            wcs[i] = new WorkCompletion();
+        }
+    }
+
+    static int serviceId(final long tag) {
+        return 0x4a00_0000 | (int) ((tag ^ tag >>> 24 ^ tag >>> 48) & 0x00ff_ffff);
+    }
+
+    @Override
+    public void run() {
+        try {
+            final Nic nic = co.pd.nic();
+            final String self = nic.address();
+            if (self.getBytes(StandardCharsets.UTF_8).length > MAX_ADDRESS) {
+                throw new DetException(Errno.EINVAL, "NIC address longer than " + MAX_ADDRESS + " bytes");
+            }
+            final int dataSlots = co.tuning.slots();
+            final int perPeer = Channel.slotsPerPeer(dataSlots);
+            final int slotBytes = co.tuning.slotBytes();
+            final int sqDepth = 2 * dataSlots + Channel.SPARE;
+            dataCq = own(nic.createCq((p - 1) * (sqDepth + perPeer) + 64, null));
+            final Arena arena = own(Arena.ofShared());
+            final MemorySegment slotMem = arena.allocate((long) (p - 1) * perPeer * slotBytes, 64);
+            final MemoryRegion slotMr = own(co.pd.regMr(slotMem, Access.LOCAL_READ | Access.LOCAL_WRITE));
+            final Channel[] mesh = new Channel[p];
+            final int[] myQps = new int[p];
+            myPsns = new long[p];
+            int k = 0;
+            for (int j = 0; j < p; j++) {
+                if (j == r) {
+                    continue;
+                }
+                final QueuePair qp = own(co.pd.createQp(new QpCreate(dataCq, dataCq, sqDepth, perPeer,
+                    Channel.MAX_SGE, 1, 1, 1)));
+                final long base = (long) k * perPeer * slotBytes;
+                mesh[j] = new Channel(j, qp, sqDepth, slotMem.asSlice(base, (long) perPeer * slotBytes),
+                    slotMr.address() + base, slotMr.lKey(), slotBytes, dataSlots);
+                mesh[j].postAll();
+                myQps[j] = qp.number();
+                myPsns[j] = qp.query().localPsn();
+                k++;
+            }
+            ctrlCq = own(nic.createCq(4 * p + 64, null));
+            final String[] addresses = new String[p];
+            final int[] qpForMe = new int[p];
+            final long[] psnForMe = new long[p];
+            if (r == 0) {
+                root(nic, self, myQps, addresses, qpForMe, psnForMe);
+                connectMesh(mesh, addresses, qpForMe, psnForMe);
+                releaseAll();
+            } else {
+                member(nic, self, myQps, addresses, qpForMe, psnForMe, mesh);
+            }
+            co.joined(mesh, dataCq, owned);
+        } catch (final DetException e) {
+            co.joinFailed(e.errno() == Errno.ETIMEDOUT || e.errno() == Errno.EINTR ? WcStatus.RETRY_EXCEEDED
+                : WcStatus.REMOTE_OP_ERR, e.getMessage(), owned);
+        } catch (final RuntimeException e) {
+            co.joinFailed(WcStatus.REMOTE_OP_ERR, String.valueOf(e), owned);
+        }
+    }
+
+    private <T extends AutoCloseable> T own(final T resource) {
+        owned.add(resource);
+        return resource;
+    }
+
+    private long remainingMs() {
+        final long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+        if (left <= 0 || co.closing() || Thread.currentThread().isInterrupted()) {
+            throw new DetException(Errno.ETIMEDOUT, "the join did not complete within " + co.tuning.timeoutMs()
+                + " ms");
+        }
+        return left;
+    }
+
+    // ------------------------------------------------------------------ root
+
+    private QueuePair[] ctrl;
+    private MemorySegment ctrlMem;
+    private MemoryRegion ctrlMr;
+    private int recordMax;
+    private int tableMax;
+
+    private void ctrlMemory(final int slotsNeeded) {
+        recordMax = 2 + MAX_ADDRESS + ENTRY * p;
+        tableMax = p * (2 + MAX_ADDRESS + ENTRY);
+        final Arena arena = own(Arena.ofShared());
+        ctrlMem = arena.allocate((long) slotsNeeded * (recordMax + tableMax), 64);
+        ctrlMr = own(co.pd.regMr(ctrlMem, Access.LOCAL_READ | Access.LOCAL_WRITE));
+    }
+
+    private long recordOff(final int j) {
+        return (long) j * (recordMax + tableMax);
+    }
+
+    private long tableOff(final int j) {
+        return recordOff(j) + recordMax;
+    }
+
+    private QueuePair ctrlQp() {
+        return own(co.pd.createQp(new QpCreate(ctrlCq, ctrlCq, 4, 4, 1, 1, 1, 1)));
+    }
+
+    private void root(final Nic nic, final String self, final int[] myQps, final String[] addresses,
+                      final int[] qpForMe, final long[] psnForMe) {
+        ctrlMemory(p);
+        ctrl = new QueuePair[p];
+        received = new int[8];
+        final ConnectionListener listener = own(nic.connectionManager().listen(serviceId(co.tag)));
+        int joined = 1;
+        while (joined < p) {
+            final ConnectionRequest req = listener.take(remainingMs());
+            final ByteBuffer pd = ByteBuffer.wrap(req.privateData());
+            if (pd.remaining() != 16) {
+                req.reject(null);
+                continue;
+            }
+            final long tag = pd.getLong();
+            final int size = pd.getInt();
+            final int rank = pd.getInt();
+            if (tag != co.tag || size != p || rank <= 0 || rank >= p || ctrl[rank] != null) {
+                req.reject("jdet-co: wrong tag, size or rank".getBytes(StandardCharsets.UTF_8));
+                continue;
+            }
+            final QueuePair qp = ctrlQp();
+            recv(qp, RECORD, rank, recordOff(rank), recordMax);
+            recv(qp, CONNECTED, rank, 0, 0);
+            req.accept(qp, null, remainingMs());
+            ctrl[rank] = qp;
+            joined++;
+        }
+        await(RECORD, p - 1);
+        // every record is in: build each member's table
+        final MemorySegment[] records = new MemorySegment[p];
+        for (int j = 1; j < p; j++) {
+            records[j] = ctrlMem.asSlice(recordOff(j), recordMax);
+            addresses[j] = readAddress(records[j], 0);
+        }
+        addresses[0] = self;
+        for (int m = 1; m < p; m++) {
+            qpForMe[m] = qpOf(records[m], 0);
+            psnForMe[m] = psnOf(records[m], 0);
+        }
+        for (int dest = 1; dest < p; dest++) {
+            long at = tableOff(dest);
+            for (int j = 0; j < p; j++) {
+                final int qpn = j == 0 ? myQps[dest] : j == dest ? 0 : qpOf(records[j], dest);
+                final long psn = j == 0 ? myPsns[dest] : j == dest ? 0 : psnOf(records[j], dest);
+                at = writeEntry(at, addresses[j], qpn, psn);
+            }
+            send(ctrl[dest], tableOff(dest), (int) (at - tableOff(dest)));
+        }
+    }
+
+    private int qpOf(final MemorySegment record, final int index) {
+        final int len = Short.toUnsignedInt(record.get(ValueLayout.JAVA_SHORT_UNALIGNED, 0));
+        return record.get(ValueLayout.JAVA_INT_UNALIGNED, 2 + len + (long) ENTRY * index);
+    }
+
+    private long psnOf(final MemorySegment record, final int index) {
+        final int len = Short.toUnsignedInt(record.get(ValueLayout.JAVA_SHORT_UNALIGNED, 0));
+        return record.get(ValueLayout.JAVA_LONG_UNALIGNED, 2 + len + (long) ENTRY * index + 4);
+    }
+
+    private static String readAddress(final MemorySegment m, final long at) {
+        final int len = Short.toUnsignedInt(m.get(ValueLayout.JAVA_SHORT_UNALIGNED, at));
+        if (len > MAX_ADDRESS) {
+            throw new DetException(Errno.EINVAL, "malformed join record");
+        }
+        final byte[] b = new byte[len];
+        MemorySegment.copy(m, ValueLayout.JAVA_BYTE, at + 2, b, 0, len);
+        return new String(b, StandardCharsets.UTF_8);
+    }
+
+    private long writeEntry(final long at, final String address, final int qpn, final long psn) {
+        final byte[] b = address.getBytes(StandardCharsets.UTF_8);
+        ctrlMem.set(ValueLayout.JAVA_SHORT_UNALIGNED, at, (short) b.length);
+        MemorySegment.copy(b, 0, ctrlMem, ValueLayout.JAVA_BYTE, at + 2, b.length);
+        ctrlMem.set(ValueLayout.JAVA_INT_UNALIGNED, at + 2 + b.length, qpn);
+        ctrlMem.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 2 + b.length + 4, psn);
+        return at + 2 + b.length + ENTRY;
+    }
+
+    private void releaseAll() {
+        await(CONNECTED, p - 1);
+        for (int j = 1; j < p; j++) {
+            send(ctrl[j], 0, 0);
+        }
+        await(SEND, 2 * (p - 1));
+    }
+
+    // ------------------------------------------------------------------ member
+
+    private void member(final Nic nic, final String self, final int[] myQps, final String[] addresses,
+                        final int[] qpForMe, final long[] psnForMe, final Channel[] mesh) {
+        ctrlMemory(1);
+        received = new int[8];
+        final QueuePair qp = ctrlQp();
+        recv(qp, TABLE, 0, tableOff(0), tableMax);
+        recv(qp, RELEASE, 0, 0, 0);
+        final byte[] priv = ByteBuffer.allocate(16).putLong(co.tag).putInt(p).putInt(r).array();
+        while (true) {
+            final long wait = Math.min(remainingMs(), 1000); // outside the try: its ETIMEDOUT ends the join
+            try {
+                nic.connectionManager().connect(rootAddress, serviceId(co.tag), qp, priv, wait);
+                break;
+            } catch (final ConnectionRejectedException e) {
+                if (e.privateData().length > 0) {
+                    throw new DetException(Errno.EEXIST, new String(e.privateData(), StandardCharsets.UTF_8));
+                }
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2)); // the root does not listen yet
+            } catch (final DetException e) {
+                if (e.errno() != Errno.ETIMEDOUT) {
+                    throw e;
+                }
+            }
+        }
+        long at = recordOff(0);
+        at = writeEntry(at, self, 0, 0) - ENTRY;
+        for (int j = 0; j < p; j++) {
+            ctrlMem.set(ValueLayout.JAVA_INT_UNALIGNED, at + (long) ENTRY * j, myQps[j]);
+            ctrlMem.set(ValueLayout.JAVA_LONG_UNALIGNED, at + (long) ENTRY * j + 4, myPsns[j]);
+        }
+        send(qp, recordOff(0), (int) (at + (long) ENTRY * p - recordOff(0)));
+        await(TABLE, 1);
+        long t = tableOff(0);
+        for (int j = 0; j < p; j++) {
+            addresses[j] = readAddress(ctrlMem, t);
+            final int len = Short.toUnsignedInt(ctrlMem.get(ValueLayout.JAVA_SHORT_UNALIGNED, t));
+            qpForMe[j] = ctrlMem.get(ValueLayout.JAVA_INT_UNALIGNED, t + 2 + len);
+            psnForMe[j] = ctrlMem.get(ValueLayout.JAVA_LONG_UNALIGNED, t + 2 + len + 4);
+            t += 2 + len + ENTRY;
+        }
+        connectMesh(mesh, addresses, qpForMe, psnForMe);
+        send(qp, 0, 0);
+        await(RELEASE, 1);
+    }
+
+    // ------------------------------------------------------------------ common
+
+    private void connectMesh(final Channel[] mesh, final String[] addresses, final int[] qpForMe,
+                             final long[] psnForMe) {
+        for (int j = 0; j < p; j++) {
+            if (j != r) {
+                mesh[j].qp.modify(new QpModify().connect(addresses[j], qpForMe[j], psnForMe[j]));
+            }
+        }
+    }
+
+    private final DataSegment[] one = {new DataSegment()};
+
+    private void recv(final QueuePair qp, final long kind, final int peer, final long off, final int len) {
+        one[0].set(ctrlMr.address() + off, len, ctrlMr.lKey());
+        qp.recv(kind << 32 | peer, one, len == 0 ? 0 : 1);
+    }
+
+    private void send(final QueuePair qp, final long off, final int len) {
+        one[0].set(ctrlMr.address() + off, len, ctrlMr.lKey());
+        qp.send(SEND << 32, one, len == 0 ? 0 : 1, 0, 0);
+    }
+
+    /** Polls the control queue until {@code count} completions of a kind have come. */
+    private void await(final long kind, final int count) {
+        while (received[(int) kind] < count) {
+            final int n = ctrlCq.poll(wcs);
+            for (int i = 0; i < n; i++) {
+                if (wcs[i].status() != WcStatus.SUCCESS) {
+                    throw new DetException(Errno.ECONNREFUSED, "a join message failed: " + wcs[i]);
+                }
+                received[(int) (wcs[i].id() >>> 32)]++;
+            }
+            if (n == 0) {
+                remainingMs();
+                LockSupport.parkNanos(20_000);
+            }
+        }
+    }
+}

@@ -1,0 +1,157 @@
+package io.jdet.internal.collective;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+
+/**
+ * One collective as rounds of operations, kept in growable primitive arrays so that a group reuses one schedule.
+ * A round's sends and receives run concurrently; its local copies and reductions run once every transfer of the
+ * round is done (received, and sent and acknowledged), so a reduction never changes bytes a send still reads.
+ * A message is a list of blocks (buffer, offset, length), gathered when sent and scattered when received.
+ */
+final class Schedule {
+    static final byte SEND = 0;
+    static final byte RECV = 1;
+    static final byte COPY = 2;
+    static final byte REDUCE = 3;
+
+    MemorySegment[] segs = new MemorySegment[8];
+    long[] addrs = new long[8];
+    int[] keys = new int[8];
+    int buffers;
+
+    int[] blockBuf = new int[32];
+    long[] blockOff = new long[32];
+    int[] blockLen = new int[32];
+    int blocks;
+
+    byte[] kind = new byte[32];
+    int[] peer = new int[32];
+    int[] first = new int[32];
+    int[] count = new int[32];
+    long[] total = new long[32];
+    int ops;
+
+    int[] roundStart = new int[16];
+    int rounds;
+
+    void reset() {
+        Arrays.fill(segs, 0, buffers, null);
+        buffers = 0;
+        blocks = 0;
+        ops = 0;
+        rounds = 0;
+        roundStart[0] = 0;
+    }
+
+    int buffer(final MemorySegment seg, final long address, final int key) {
+        if (buffers == segs.length) {
+            segs = Arrays.copyOf(segs, buffers * 2);
+            addrs = Arrays.copyOf(addrs, buffers * 2);
+            keys = Arrays.copyOf(keys, buffers * 2);
+        }
+        segs[buffers] = seg;
+        addrs[buffers] = address;
+        keys[buffers] = key;
+        return buffers++;
+    }
+
+    private int op(final byte k, final int p) {
+        if (ops == kind.length) {
+            final int n = ops * 2;
+            kind = Arrays.copyOf(kind, n);
+            peer = Arrays.copyOf(peer, n);
+            first = Arrays.copyOf(first, n);
+            count = Arrays.copyOf(count, n);
+            total = Arrays.copyOf(total, n);
+        }
+        kind[ops] = k;
+        peer[ops] = p;
+        first[ops] = blocks;
+        count[ops] = 0;
+        total[ops] = 0;
+        return ops++;
+    }
+
+    /** Starts a message to a peer; add its blocks with {@link #block}. */
+    Schedule send(final int to) {
+        op(SEND, to);
+        return this;
+    }
+
+    /** Starts a message from a peer; add its blocks with {@link #block}. */
+    Schedule recv(final int from) {
+        op(RECV, from);
+        return this;
+    }
+
+    /** Adds bytes to the last message, merged with the previous block when they are adjacent. */
+    Schedule block(final int buf, final long off, final long len) {
+        final int o = ops - 1;
+        if (len == 0) {
+            return this;
+        }
+        total[o] += len;
+        if (count[o] > 0) {
+            final int b = blocks - 1;
+            if (blockBuf[b] == buf && blockOff[b] + blockLen[b] == off && blockLen[b] + len <= Integer.MAX_VALUE) {
+                blockLen[b] += (int) len;
+                return this;
+            }
+        }
+        addBlock(buf, off, len);
+        count[o]++;
+        return this;
+    }
+
+    private void addBlock(final int buf, final long off, final long len) {
+        if (blocks == blockBuf.length) {
+            final int n = blocks * 2;
+            blockBuf = Arrays.copyOf(blockBuf, n);
+            blockOff = Arrays.copyOf(blockOff, n);
+            blockLen = Arrays.copyOf(blockLen, n);
+        }
+        blockBuf[blocks] = buf;
+        blockOff[blocks] = off;
+        blockLen[blocks] = (int) len;
+        blocks++;
+    }
+
+    /** A local copy, run when the round's transfers are done. */
+    void copy(final int srcBuf, final long srcOff, final int dstBuf, final long dstOff, final long len) {
+        local(COPY, srcBuf, srcOff, dstBuf, dstOff, len);
+    }
+
+    /** A local reduction of src into dst, run when the round's transfers are done. */
+    void reduce(final int srcBuf, final long srcOff, final int dstBuf, final long dstOff, final long len) {
+        local(REDUCE, srcBuf, srcOff, dstBuf, dstOff, len);
+    }
+
+    private void local(final byte k, final int srcBuf, final long srcOff, final int dstBuf, final long dstOff,
+                       final long len) {
+        if (len == 0 || k == COPY && srcBuf == dstBuf && srcOff == dstOff) {
+            return;
+        }
+        final int o = op(k, -1);
+        addBlock(srcBuf, srcOff, len);
+        addBlock(dstBuf, dstOff, len);
+        count[o] = 2;
+        total[o] = len;
+    }
+
+    /** Ends the current round. */
+    void round() {
+        if (rounds + 2 > roundStart.length) {
+            roundStart = Arrays.copyOf(roundStart, roundStart.length * 2);
+        }
+        rounds++;
+        roundStart[rounds] = ops;
+    }
+
+    /** Ends the last round if it holds operations. */
+    void finish() {
+        if (ops > roundStart[rounds]) {
+            round();
+        }
+    }
+}

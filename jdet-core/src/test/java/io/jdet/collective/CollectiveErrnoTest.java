@@ -1,0 +1,108 @@
+package io.jdet.collective;
+
+import io.jdet.Access;
+import io.jdet.Collective;
+import io.jdet.CollectiveTuning;
+import io.jdet.Configuration;
+import io.jdet.DataSegment;
+import io.jdet.DetException;
+import io.jdet.Errno;
+import io.jdet.MemoryRegion;
+import io.jdet.ReduceOp;
+import io.jdet.ReduceType;
+import io.jdet.WcType;
+import io.jdet.WrFlags;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/** Every errno of the collective verbs, each raised before the post takes a slot. */
+class CollectiveErrnoTest {
+
+    private static void errno(final Errno expected, final Executable post) {
+        assertEquals(expected, assertThrows(DetException.class, post).errno());
+    }
+
+    @Test
+    void joinErrnos() {
+        final Configuration c = new Configuration().collectives(new CollectiveTuning(5000, 8, 4, 1024, 4, 0, 0, 8, 0,
+            0, 0, 0, 8, 0));
+        try (Group g = new Group(2, c)) {
+            final Collective co = g.cos[0];
+            final String root = g.nics[0].address();
+            errno(Errno.EINVAL, () -> co.join(1, g.tag, 1, 0, root, 0));
+            errno(Errno.EINVAL, () -> co.join(1, g.tag, 2, -1, root, 0));
+            errno(Errno.EINVAL, () -> co.join(1, g.tag, 2, 2, root, 0));
+            errno(Errno.EINVAL, () -> g.cos[1].join(1, g.tag, 2, 1, null, 0));
+            errno(Errno.EINVAL, () -> co.join(1, g.tag, 2, 0, root, WrFlags.SOLICITED));
+            errno(Errno.E2BIG, () -> co.join(1, g.tag, 9, 0, root, 0));
+            errno(Errno.ENOTCONN, () -> co.barrier(1, 0));
+            co.join(1, g.tag, 2, 0, root, 0);
+            errno(Errno.EBUSY, () -> co.join(1, g.tag, 2, 0, root, 0));
+            final Collective other = g.pds[1].createCollective(g.cqs[1]);
+            errno(Errno.EEXIST, () -> other.join(1, g.tag, 3, 1, root, 0));
+            errno(Errno.EEXIST, () -> other.join(1, g.tag, 2, 0, root, 0));
+            other.close();
+            g.cos[1].join(2, g.tag, 2, 1, root, 0);
+            g.expectAll(WcType.JOIN, 0);
+        }
+    }
+
+    @Test
+    void postErrnosLeaveTheGroupUsable() {
+        final Configuration c = new Configuration().collectives(CollectiveTuning.DEFAULT);
+        try (Group g = new Group(2, c).joined()) {
+            final Collective co = g.cos[0];
+            final MemoryRegion mr = g.region(0, 64);
+            final MemoryRegion readOnly = g.pds[0].regMr(g.arena.allocate(64), Access.LOCAL_READ);
+            final DataSegment ok = Group.ds(mr);
+            errno(Errno.EINVAL, () -> co.barrier(1, WrFlags.FENCED));
+            errno(Errno.EINVAL, () -> co.bcast(1, 2, ok, 0));
+            errno(Errno.EINVAL, () -> co.bcast(1, -1, ok, 0));
+            errno(Errno.EINVAL, () -> co.bcast(1, 0, null, 0));
+            errno(Errno.EINVAL, () -> co.scatter(1, 0, Group.ds(mr, 0, 63), null, 0));
+            errno(Errno.EINVAL, () -> co.scatter(1, 0, ok, Group.ds(mr, 0, 8), 0));
+            errno(Errno.EINVAL, () -> co.scatter(1, 1, null, null, 0));
+            errno(Errno.EINVAL, () -> co.gather(1, 0, null, Group.ds(mr, 0, 63), 0));
+            errno(Errno.EINVAL, () -> co.allgather(1, null, Group.ds(mr, 0, 63), 0));
+            errno(Errno.EINVAL, () -> co.allgather(1, Group.ds(mr, 0, 8), ok, 0));
+            errno(Errno.EINVAL, () -> co.alltoall(1, ok, Group.ds(mr, 0, 32), 0));
+            errno(Errno.EINVAL, () -> co.scatterv(1, 0, new DataSegment[] {ok}, null, 0));
+            errno(Errno.EINVAL, () -> co.alltoallv(1, new DataSegment[] {ok, null}, new DataSegment[] {ok, ok}, 0));
+            errno(Errno.EINVAL, () -> co.allgatherv(1, Group.ds(mr, 0, 8), new DataSegment[] {ok, ok}, 0));
+            errno(Errno.EINVAL, () -> co.allreduce(1, null, Group.ds(mr, 0, 12), ReduceOp.SUM, ReduceType.INT64, 0));
+            errno(Errno.EINVAL, () -> co.allreduce(1, null, ok, ReduceOp.BXOR, ReduceType.FLOAT64, 0));
+            errno(Errno.EINVAL, () -> co.allreduce(1, null, ok, null, ReduceType.INT64, 0));
+            errno(Errno.EINVAL, () -> co.reduce(1, 1, null, null, ReduceOp.SUM, ReduceType.INT64, 0));
+            errno(Errno.ENXIO, () -> co.bcast(1, 0, new DataSegment(mr.address(), 8, mr.lKey() ^ 0x5a5a00), 0));
+            errno(Errno.ERANGE, () -> co.bcast(1, 0, new DataSegment(mr.address() + 60, 8, mr.lKey()), 0));
+            errno(Errno.EACCES, () -> co.bcast(1, 1, Group.ds(readOnly), 0));
+            final MemoryRegion foreign = g.nics[0].allocPd().regMr(g.arena.allocate(64), Access.LOCAL_READ
+                | Access.LOCAL_WRITE);
+            errno(Errno.EPERM, () -> co.bcast(1, 0, Group.ds(foreign), 0));
+            // none of them took a slot: the group still runs
+            for (int i = 0; i < 2; i++) {
+                g.cos[i].barrier(2, 0);
+            }
+            g.expectAll(WcType.BARRIER, 0);
+        }
+    }
+
+    @Test
+    void depthGivesEnospc() {
+        final Configuration c = new Configuration().collectives(new CollectiveTuning(5000, 8, 2, 1024, 4, 0, 0, 8, 0,
+            0, 0, 0, 8, 0));
+        try (Group g = new Group(2, c).joined()) {
+            g.cos[0].barrier(1, 0);
+            g.cos[0].barrier(2, 0);
+            errno(Errno.ENOSPC, () -> g.cos[0].barrier(3, 0));
+            for (int k = 0; k < 2; k++) {
+                g.cos[1].barrier(1, 0);
+            }
+            g.expectAll(WcType.BARRIER, 0);
+            g.expectAll(WcType.BARRIER, 0);
+        }
+    }
+}

@@ -1,0 +1,145 @@
+package io.jdet.collective;
+
+import io.jdet.CollectiveTuning;
+import io.jdet.Configuration;
+import io.jdet.DetException;
+import io.jdet.Errno;
+import io.jdet.EventCode;
+import io.jdet.EventRecord;
+import io.jdet.FaultPlan;
+import io.jdet.MemoryRegion;
+import io.jdet.ReduceOp;
+import io.jdet.ReduceType;
+import io.jdet.ResourceType;
+import io.jdet.WcStatus;
+import io.jdet.WcType;
+import io.jdet.WorkCompletion;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.ValueLayout;
+import java.util.HashSet;
+import java.util.Set;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** A member that stops, one that leaves, and a lossy link: the survivors fail (or finish) and never hang. */
+class CollectiveFailureTest {
+
+    private static Configuration quick() {
+        // the timeout bounds the join too: long enough for a join on a loaded machine, short for the test
+        return new Configuration().ackTimeoutMs(300).collectives(CollectiveTuning.DEFAULT.withTimeoutMs(2000));
+    }
+
+    /** Polls the survivors (all but {@code dead}) for one completion each, within a deadline. */
+    private static WorkCompletion[] survivors(final Group g, final int dead) {
+        final WorkCompletion[] got = new WorkCompletion[g.p];
+        final WorkCompletion[] one = {new WorkCompletion()};
+        int have = 0;
+        final long deadline = System.nanoTime() + 20_000_000_000L;
+        while (have < g.p - 1) {
+            for (int i = 0; i < g.p; i++) {
+                if (i != dead && got[i] == null && g.cqs[i].poll(one) == 1) {
+                    got[i] = one[0];
+                    one[0] = new WorkCompletion();
+                    have++;
+                }
+            }
+            assertTrue(System.nanoTime() < deadline, "a survivor hung");
+        }
+        return got;
+    }
+
+    private static Set<Object> coErrorHandles(final Group g) {
+        final Set<Object> handles = new HashSet<>();
+        final EventRecord rec = new EventRecord();
+        while (g.events.pending() > 0) {
+            g.events.waitOn(0, rec);
+            if (rec.type() == ResourceType.CO && rec.code() == EventCode.CO_ERROR) {
+                handles.add(rec.handle());
+            }
+        }
+        return handles;
+    }
+
+    private void allreduceWithout(final Group g, final int dead) {
+        for (int i = 0; i < g.p; i++) {
+            if (i != dead) {
+                final MemoryRegion mr = g.region(i, 64);
+                g.cos[i].allreduce(5, null, Group.ds(mr), ReduceOp.SUM, ReduceType.INT64, 0);
+                g.cos[i].barrier(6, 0); // queued behind: flushed
+            }
+        }
+        final WorkCompletion[] first = survivors(g, dead);
+        final WorkCompletion[] second = survivors(g, dead);
+        final Set<Object> events = coErrorHandles(g);
+        for (int i = 0; i < g.p; i++) {
+            if (i != dead) {
+                assertEquals(WcType.ALLREDUCE, first[i].type());
+                assertNotEquals(WcStatus.SUCCESS, first[i].status(), "member " + i);
+                assertEquals(0, first[i].length());
+                assertEquals(WcStatus.FLUSHED, second[i].status());
+                assertTrue(events.contains(g.cos[i]), "CO_ERROR event of member " + i);
+                final int m = i;
+                assertEquals(Errno.ENOTCONN, assertThrows(DetException.class, () -> g.cos[m].barrier(7, 0)).errno());
+            }
+        }
+    }
+
+    @Test
+    void aMemberThatStopsFailsTheCollectiveOnEverySurvivor() {
+        try (Group g = new Group(5, quick()).joined()) {
+            allreduceWithout(g, 3);
+        }
+    }
+
+    @Test
+    void aMemberThatLeavesFailsTheCollectiveOnEverySurvivor() {
+        try (Group g = new Group(4, quick()).joined()) {
+            g.cos[1].close();
+            allreduceWithout(g, 1);
+        }
+    }
+
+    @Test
+    void lossDuplicationAndReorderingDoNotChangeResults() {
+        final Configuration c = new Configuration().faults(new FaultPlan(0.05, 0.05, 0.05, 0, 42))
+            .collectives(CollectiveTuning.DEFAULT.withSlots(256, 4).withTimeoutMs(20_000));
+        for (final int p : new int[] {3, 8}) {
+            try (Group g = new Group(p, c).joined()) {
+                CollectiveVerbsTest.bcast(g, 1, 3000);
+                CollectiveVerbsTest.allgather(g, 200);
+                CollectiveVerbsTest.alltoall(g, 64);
+                CollectiveVerbsTest.allreduce(g, ReduceOp.SUM, ReduceType.INT64, 300);
+                CollectiveVerbsTest.gatherv(g, 2);
+            }
+        }
+    }
+
+    @Test
+    void aLostRootFailsTheJoinWithinTheTimeout() {
+        try (Group g = new Group(3, quick())) {
+            for (int i = 1; i < 3; i++) {
+                g.cos[i].join(1, g.tag, 3, i, g.nics[0].address(), 0);
+            }
+            final WorkCompletion[] got = survivors(g, 0);
+            for (int i = 1; i < 3; i++) {
+                assertEquals(WcType.JOIN, got[i].type());
+                assertEquals(WcStatus.RETRY_EXCEEDED, got[i].status());
+            }
+        }
+    }
+
+    @Test
+    void inPlaceBuffersSurviveTheFailureUntouchedByLaterFrames() {
+        try (Group g = new Group(2, quick()).joined()) {
+            final MemoryRegion mr = g.region(0, 8);
+            mr.segment().set(ValueLayout.JAVA_LONG, 0, 77);
+            g.cos[0].allreduce(1, null, Group.ds(mr), ReduceOp.MAX, ReduceType.INT64, 0);
+            final WorkCompletion[] got = survivors(g, 1);
+            assertNotEquals(WcStatus.SUCCESS, got[0].status());
+        }
+    }
+}
