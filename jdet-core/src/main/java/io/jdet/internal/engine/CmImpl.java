@@ -337,7 +337,10 @@ final class CmImpl implements ConnectionManager {
             Frame.address(f), Frame.operand1(f), CmWire.privateData(f));
         final CmListener listener = listeners.get(serviceId);
         final boolean malformed = !wellFormed(f);
-        final boolean sourceFull = !malformed && listener != null && !sources.allows(peer);
+        final boolean sourceFull = !malformed && listener != null && !sources.allows(incoming.values(), peer);
+        if (!malformed && listener != null && incoming.size() >= MAX_REMEMBERED) {
+            CmSources.evictAnswered(incoming.values());
+        }
         if (sourceFull) {
             nic.counters.cmSourceLimited++;
         }
@@ -350,7 +353,6 @@ final class CmImpl implements ConnectionManager {
             return;
         }
         incoming.put(key, r);
-        sources.add(peer);
         listener.queue.add(r);
         changed.signalAll();
     }
@@ -459,7 +461,6 @@ final class CmImpl implements ConnectionManager {
                 final CmRequest r = i.next();
                 if (r.retry != null && r.retry.expired(now)) {
                     i.remove();
-                    sources.remove(r.peer);
                 }
                 // An ACCEPT is sent again only when the requester's retry asks for it (onRequest).
             }
