@@ -349,7 +349,10 @@ public final class CmImpl implements CmHandler {
             Frame.address(f), Frame.operand1(f), CmWire.privateData(f));
         final CmListener listener = listeners.get(serviceId);
         final boolean malformed = !wellFormed(f);
-        final boolean sourceFull = !malformed && listener != null && !sources.allows(peer);
+        final boolean sourceFull = !malformed && listener != null && !sources.allows(incoming.values(), peer);
+        if (!malformed && listener != null && incoming.size() >= MAX_REMEMBERED) {
+            CmSources.evictAnswered(incoming.values());
+        }
         if (sourceFull) {
             nic.counters.cmSourceLimited++;
         }
@@ -362,7 +365,6 @@ public final class CmImpl implements CmHandler {
             return;
         }
         incoming.put(key, r);
-        sources.add(peer);
         listener.queue.add(r);
         changed.signalAll();
     }
@@ -472,7 +474,6 @@ public final class CmImpl implements CmHandler {
                 final CmRequest r = i.next();
                 if (r.retry != null && r.retry.expired(now)) {
                     i.remove();
-                    sources.remove(r.peer);
                 }
                 // An ACCEPT is sent again only when the requester's retry asks for it (onRequest).
             }

@@ -318,9 +318,10 @@ class CmImplTest {
         assertEquals(QpState.CONNECTED, qp.query().state(), "a late rejection changes nothing");
 
         runTimerAt(System.nanoTime() + CmRetry.LINGER_NS + 1); // the exchange is forgotten
+        final int readies = raw.count(Frame.OP_CM_READY, id); // the requester's own READY repeats, if any came
         raw.send(Frame.OP_CM_ACCEPT, 0, RAW_QP, id, SERVICE, 0, 0, 0, new byte[0]);
         awaitCounter("cm.ignored", ignored + 6);
-        assertEquals(0, raw.count(Frame.OP_CM_READY, id));
+        assertEquals(readies, raw.count(Frame.OP_CM_READY, id));
     }
 
     @Test
