@@ -63,7 +63,8 @@ public final class NicImpl implements Nic, FrameHandler {
     final String name;
     final Link link;
     final EventQueueImpl event;
-    final ReentrantLock lock = new ReentrantLock();
+    /** The engine lock, which flushes the link's batched frames as its holder lets go (a LinkLock). */
+    final ReentrantLock lock;
     final KeyTable keys = new KeyTable();
     final KeyTable qpTable = new KeyTable();
     final List<PdImpl> pds = new ArrayList<>();
@@ -120,6 +121,7 @@ public final class NicImpl implements Nic, FrameHandler {
         this.device = device;
         this.name = name;
         this.link = link;
+        this.lock = new io.jdet.internal.link.LinkLock(link);
         this.event = event;
         this.observer = new io.jdet.internal.observe.NicObserver(link.address());
         final io.jdet.Configuration c = device.configuration;
