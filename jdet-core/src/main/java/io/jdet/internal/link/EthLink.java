@@ -266,8 +266,9 @@ public final class EthLink implements Link {
 
     @Override
     public long resolve(final String peerAddress) {
-        final long peer = EthAddress.resolvePeer(peerAddress);
-        return peer == local.mac() ? -1 : peer; // a raw frame to one's own MAC never comes back on a real NIC
+        // One's own MAC resolves too (a queue pair may be connected to its own NIC), but a real interface does not
+        // loop raw frames back: such a connection fails with RETRY_EXC_ERR once traffic flows.
+        return EthAddress.resolvePeer(peerAddress);
     }
 
     @Override
