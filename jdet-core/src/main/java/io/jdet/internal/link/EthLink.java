@@ -62,6 +62,8 @@ public final class EthLink implements Link {
 
     private final MemorySegment[] txSlots = new MemorySegment[TX_BATCH];
     private final MemorySegment txMsgs;
+    /** {@code txMsgs} from each message on, made once: the data path allocates nothing. */
+    private final MemorySegment[] txMsgsFrom = new MemorySegment[TX_BATCH];
     private final MemorySegment txIovs;
     private final MemorySegment txErrno;
     private int staged;
@@ -174,6 +176,7 @@ public final class EthLink implements Link {
             iov.set(ValueLayout.JAVA_LONG, 0, txSlots[i].address());
             txMsgs.set(ValueLayout.ADDRESS, (long) i * Posix.MMSGHDR_SIZE + Posix.MSG_IOV, iov);
             txMsgs.set(ValueLayout.JAVA_LONG, (long) i * Posix.MMSGHDR_SIZE + Posix.MSG_IOVLEN, 1L);
+            txMsgsFrom[i] = txMsgs.asSlice((long) i * Posix.MMSGHDR_SIZE);
         }
         final MemorySegment rx = arena.allocate((long) slotSize * RX_BATCH, 64);
         final MemorySegment rxIovs = arena.allocate((long) Posix.IOVEC_SIZE * RX_BATCH, 8);
@@ -316,8 +319,7 @@ public final class EthLink implements Link {
         while (sent < staged && !closed) {
             final int n;
             try {
-                n = (int) PacketCalls.SENDMMSG.invokeExact(txErrno, fd,
-                    txMsgs.asSlice((long) sent * Posix.MMSGHDR_SIZE), staged - sent, 0);
+                n = (int) PacketCalls.SENDMMSG.invokeExact(txErrno, fd, txMsgsFrom[sent], staged - sent, 0);
             } catch (final Throwable t) {
                 throw new IllegalStateException(t);
             }
