@@ -87,6 +87,20 @@ public final class Configuration implements Cloneable {
      * spins catch more frames without a wake-up (about 30 us on a VM) but burn that much of a core per idle tick.
      */
     public static final int SHM_SPIN_US_DEFAULT = 20;
+    /** Property of {@link #ethEtherType()}. */
+    public static final String ETH_ETHER_TYPE_PROP = "jdet.eth.ethertype";
+    /**
+     * Default EtherType of the raw Ethernet link: 0x88B5, IEEE 802 "local experimental ethertype 1", which no
+     * registered protocol uses. DET's own was 0x8086.
+     */
+    public static final int ETH_ETHER_TYPE_DEFAULT = 0x88B5;
+    /** Property of {@link #ethSpinUs()}. */
+    public static final String ETH_SPIN_US_PROP = "jdet.eth.spin.us";
+    /**
+     * Default busy-poll of an idle raw Ethernet NIC's progress thread before it blocks in {@code ppoll}: 50 us.
+     * A frame that arrives meanwhile is taken without a wake-up (tens of microseconds on a VM).
+     */
+    public static final int ETH_SPIN_US_DEFAULT = 50;
     /** Property of {@link #capture()}. */
     public static final String CAPTURE_PROP = "jdet.capture";
     /** Property of {@link #jmx()}. */
@@ -136,6 +150,9 @@ public final class Configuration implements Cloneable {
     private int shmMtu = Integer.getInteger(SHM_MTU_PROP, SHM_MTU_DEFAULT);
     private int shmRingFrames = Integer.getInteger(SHM_RING_FRAMES_PROP, SHM_RING_FRAMES_DEFAULT);
     private int shmSpinUs = Integer.getInteger(SHM_SPIN_US_PROP, SHM_SPIN_US_DEFAULT);
+    private int ethEtherType = Integer.decode(System.getProperty(ETH_ETHER_TYPE_PROP,
+        String.valueOf(ETH_ETHER_TYPE_DEFAULT)));
+    private int ethSpinUs = Integer.getInteger(ETH_SPIN_US_PROP, ETH_SPIN_US_DEFAULT);
     private FaultPlan faults = FaultPlan.NONE;
     private CollectiveTuning collectives = CollectiveTuning.DEFAULT;
     private String capture = emptyToNull(System.getProperty(CAPTURE_PROP));
@@ -173,6 +190,10 @@ public final class Configuration implements Cloneable {
         check(shmRingFrames >= 8 && shmRingFrames <= 65_536 && Integer.bitCount(shmRingFrames) == 1,
             "shmRingFrames: a power of 2 in [8, 65536]");
         check(shmSpinUs >= 0 && shmSpinUs <= 1_000_000, "shmSpinUs must be in [0, 1000000]");
+        check(ethEtherType >= 0x0600 && ethEtherType <= 0xFFFF && ethEtherType != 0x0800 && ethEtherType != 0x0806
+            && ethEtherType != 0x86DD && ethEtherType != 0x8100, "ethEtherType must be in [0x0600, 0xFFFF] and not "
+            + "IPv4, ARP, IPv6 or VLAN");
+        check(ethSpinUs >= 0 && ethSpinUs <= 1_000_000, "ethSpinUs must be in [0, 1000000]");
         check(faults != null, "faults must not be null");
         check(collectives != null, "collectives must not be null");
         check(capture == null || !capture.isBlank(), "capture must name a file, or be null");
@@ -504,6 +525,48 @@ public final class Configuration implements Cloneable {
     }
 
     /**
+     * The EtherType of raw Ethernet NICs ({@code eth:<interface>}): every jdet frame, the connection manager's
+     * included, travels in an Ethernet frame of this type, and a NIC takes no other. Peers must agree on it.
+     *
+     * @return the EtherType
+     */
+    public int ethEtherType() {
+        return ethEtherType;
+    }
+
+    /**
+     * Sets the EtherType of raw Ethernet NICs; see {@link #ethEtherType()}. A second NIC on the same interface
+     * needs a different one (one NIC per interface and EtherType in a network namespace).
+     *
+     * @param value the EtherType, in [0x0600, 0xFFFF], not IPv4's, ARP's, IPv6's or VLAN's
+     * @return this
+     */
+    public Configuration ethEtherType(final int value) {
+        ethEtherType = value;
+        return this;
+    }
+
+    /**
+     * How long an idle raw Ethernet NIC busy-polls its socket before blocking, in microseconds.
+     *
+     * @return the spin, in microseconds
+     */
+    public int ethSpinUs() {
+        return ethSpinUs;
+    }
+
+    /**
+     * Sets how long an idle raw Ethernet NIC busy-polls its socket before blocking.
+     *
+     * @param value the spin in microseconds, in [0, 1000000]
+     * @return this
+     */
+    public Configuration ethSpinUs(final int value) {
+        ethSpinUs = value;
+        return this;
+    }
+
+    /**
      * The faults every link of the device injects into the frames it sends.
      *
      * @return the faults every link of the device injects into the frames it sends
@@ -661,6 +724,7 @@ public final class Configuration implements Cloneable {
             + ", rnrRetryCount=" + rnrRetryCount + ", rnrDelayUs=" + rnrDelayUs + ", maxRegisteredBytes="
             + maxRegisteredBytes + ", loopMtu=" + loopMtu + ", loopRingFrames=" + loopRingFrames + ", shmDirectory="
             + shmDirectory + ", shmMtu=" + shmMtu + ", shmRingFrames=" + shmRingFrames + ", shmSpinUs=" + shmSpinUs
+            + ", ethEtherType=0x" + Integer.toHexString(ethEtherType) + ", ethSpinUs=" + ethSpinUs
             + ", faults=" + faults + ", collectives=" + collectives + ", capture=" + capture + ", jmx=" + jmx
             + ", unknownRepliesPerSecond=" + unknownRepliesPerSecond + ", challengeAcksPerSecond="
             + challengeAcksPerSecond + ", cmPendingPerSource=" + cmPendingPerSource + "]";

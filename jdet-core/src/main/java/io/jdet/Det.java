@@ -65,14 +65,17 @@ public interface Det extends AutoCloseable {
      * Opens a NIC ({@code det_open_nic}). Names: {@code "loop"} or {@code "loop:<fabric>"} for the in-process
      * fabric (NICs on the same fabric name reach each other), {@code "shm:<group>"} for shared memory between
      * processes of one user on one host (NICs on the same group reach each other; see
-     * {@link Configuration#shmDirectory()}), {@code "udp:<address>[:<port>]"} for UDP, or an interface name such as
-     * {@code "lo"}.
+     * {@link Configuration#shmDirectory()}), {@code "eth:<interface>"} for jdet frames straight in Ethernet frames
+     * (needs CAP_NET_RAW; peers are named {@code eth:<interface>/<mac>}; see {@link Configuration#ethEtherType()}),
+     * {@code "udp:<address>[:<port>]"} for UDP, or an interface name such as {@code "lo"}.
      *
      * @param name  the NIC name
      * @param event where asynchronous events of the NIC and its resources go; may be null to drop them
      * @return the NIC
      * @throws DetException ENODEV if the name names no usable link; EADDRINUSE if another socket is bound to the
-     *                      UDP address and port; EACCES if the UDP port is privileged (below 1024)
+     *                      UDP address and port, or another NIC has the {@code eth:} interface and EtherType in
+     *                      this network namespace; EACCES if the UDP port is privileged (below 1024); EPERM if an
+     *                      {@code eth:} NIC lacks CAP_NET_RAW (the message says how to grant it)
      * @throws IllegalStateException if the device or the event queue is closed
      */
     Nic openNic(String name, EventQueue event);

@@ -60,6 +60,7 @@ public final class Loopback implements AutoCloseable {
         private int access = ALL_RIGHTS;
         private boolean connect = true;
         private String nic;
+        private String nicB;
 
         public Options configuration(final Configuration value) {
             configuration = value;
@@ -112,6 +113,17 @@ public final class Loopback implements AutoCloseable {
             return this;
         }
 
+        /**
+         * @param a the NIC name end A opens
+         * @param b the NIC name end B opens (say the two ends of a veth pair, {@code eth:<a>} and {@code eth:<b>})
+         * @return this
+         */
+        public Options nics(final String a, final String b) {
+            nic = a;
+            nicB = b;
+            return this;
+        }
+
         public Options connect(final boolean value) {
             connect = value;
             return this;
@@ -144,7 +156,7 @@ public final class Loopback implements AutoCloseable {
             eventsA = det.createEvent(null);
             eventsB = det.createEvent(null);
             nicA = det.openNic(fabric, eventsA);
-            nicB = det.openNic(fabric, eventsB);
+            nicB = det.openNic(o.nicB != null ? o.nicB : fabric, eventsB);
             pdA = nicA.allocPd();
             pdB = nicB.allocPd();
             cqA = nicA.createCq(o.cqSize, eventsA);

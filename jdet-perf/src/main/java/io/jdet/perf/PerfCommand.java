@@ -44,7 +44,9 @@ public final class PerfCommand implements Callable<Integer> {
     private String client;
 
     @Option(names = "--nic", paramLabel = "NAME", description = "The NIC: udp:ADDRESS[:PORT], shm:GROUP for "
-        + "shared memory between processes of one host, or loop for the in-process fabric (only without "
+        + "shared memory between processes of one host, eth:INTERFACE for raw Ethernet (needs CAP_NET_RAW; "
+        + "embedded: eth:A,eth:B, the client end on A and the server end on B, say a veth pair), "
+        + "or loop for the in-process fabric (only without "
         + "--server/--client). Default: udp:127.0.0.1; for --server/--client, "
         + "UDP on the side channel's local address.")
     private String nic;
@@ -185,6 +187,8 @@ public final class PerfCommand implements Callable<Integer> {
             check(!(sizes != null && size != null), "--sizes and --size exclude each other");
             final PerfConfig.Role role = server ? PerfConfig.Role.SERVER
                 : client != null ? PerfConfig.Role.CLIENT : PerfConfig.Role.EMBEDDED;
+            check(role == PerfConfig.Role.EMBEDDED || nic == null || nic.indexOf(',') < 0, "--nic " + nic
+                + ": two NIC names (A,B) are for the embedded run only; each of --server/--client opens one");
             check(role == PerfConfig.Role.EMBEDDED || nic == null || !nic.startsWith("loop"), "--nic " + nic
                 + " is the in-process fabric: it only works without --server/--client (both ends in one JVM)");
             String host = null;

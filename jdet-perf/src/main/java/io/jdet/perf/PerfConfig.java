@@ -177,9 +177,22 @@ public record PerfConfig(Role role, String nic, String host, int port, List<Test
      */
     public String nicName() {
         if (nic != null) {
-            return nic;
+            final int comma = nic.indexOf(',');
+            return comma < 0 ? nic : nic.substring(0, comma);
         }
         return role == Role.EMBEDDED ? EMBEDDED_NIC : null;
+    }
+
+    /**
+     * The NIC the server end opens: in the embedded run {@code --nic A,B} gives the client end A and the server end
+     * B (two NICs that cannot share a name, say {@code eth:} on the two ends of a veth pair); otherwise
+     * {@link #nicName()}.
+     *
+     * @return the name, or null for the side channel's address
+     */
+    public String serverNicName() {
+        final int comma = nic == null ? -1 : nic.indexOf(',');
+        return comma < 0 ? nicName() : nic.substring(comma + 1);
     }
 
     /**

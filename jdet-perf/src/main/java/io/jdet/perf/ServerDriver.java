@@ -40,7 +40,7 @@ final class ServerDriver {
             }
             final RunSettings settings = RunSettings.of(hello);
             final int maxSize = (int) hello.number("maxsize");
-            final String nicName = config.nicName() != null ? config.nicName()
+            final String nicName = config.serverNicName() != null ? config.serverNicName()
                 : PerfRun.udpName(side.localAddress().getHostAddress());
             try (JdetPeer peer = JdetPeer.open(nicName, settings.deviceConfiguration(), config.loopFallback())) {
                 side.send(Message.of("WELCOME").with("version", SideChannel.VERSION).with("nic", peer.opened())

@@ -54,6 +54,11 @@ public abstract class ForwardingLink implements Link {
     }
 
     @Override
+    public void flush() {
+        inner.flush();
+    }
+
+    @Override
     public int receive(final FrameHandler handler, final int max) {
         return inner.receive(handler, max);
     }

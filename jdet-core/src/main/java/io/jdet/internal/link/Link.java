@@ -70,6 +70,14 @@ public interface Link extends AutoCloseable {
     }
 
     /**
+     * Hands every frame {@link #send} has batched to the carrier. Links that send each frame at once do nothing.
+     * Called by the holder of the NIC's engine lock as it lets go ({@link LinkLock}), so no frame waits in a batch
+     * while the lock is free.
+     */
+    default void flush() {
+    }
+
+    /**
      * Hands up to {@code max} received frames, in arrival order, to the handler.
      *
      * @param handler called once per frame whose CRC is right

@@ -15,11 +15,13 @@ public final class Links {
     /**
      * Opens a link.
      *
-     * @param name          {@code loop}, {@code loop:<fabric>}, {@code shm:<group>}, {@code udp:<address>[:<port>]}
-     *                      or an interface
+     * @param name          {@code loop}, {@code loop:<fabric>}, {@code shm:<group>}, {@code eth:<interface>},
+     *                      {@code udp:<address>[:<port>]} or an interface
      * @param configuration the device configuration
      * @return the link
-     * @throws DetException ENODEV if the name names no usable link; EADDRINUSE if a UDP address and port is taken;
+     * @throws DetException ENODEV if the name names no usable link; EPERM if {@code eth:} lacks CAP_NET_RAW;
+     *                      EADDRINUSE if a UDP address and port is taken, or an {@code eth:} interface and
+     *                      EtherType has a NIC already;
      *                      EACCES if a UDP port is privileged; EINVAL if the capture file cannot be written
      */
     public static Link open(final String name, final Configuration configuration) {
@@ -33,6 +35,8 @@ public final class Links {
             link = new FabricLink(name.substring(5), configuration.loopMtu(), configuration.loopRingFrames());
         } else if (name.startsWith("shm:")) {
             link = new ShmLink(name.substring(4), configuration);
+        } else if (name.startsWith(EthAddress.PREFIX)) {
+            link = new EthLink(name, configuration);
         } else {
             link = openNetwork(name, configuration);
         }

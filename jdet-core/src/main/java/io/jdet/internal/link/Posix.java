@@ -60,7 +60,8 @@ final class Posix {
 
     private static final Linker LINKER = Linker.nativeLinker();
     private static final SymbolLookup LIBC = LINKER.defaultLookup();
-    private static final Linker.Option ERRNO = Linker.Option.captureCallState("errno");
+    /** The option that captures {@code errno} into the handle's extra first argument. */
+    static final Linker.Option ERRNO = Linker.Option.captureCallState("errno");
     private static final MemoryLayout STATE_LAYOUT = Linker.Option.captureStateLayout();
     private static final VarHandle ERRNO_HANDLE = STATE_LAYOUT.varHandle(
         MemoryLayout.PathElement.groupElement("errno"));
@@ -98,8 +99,17 @@ final class Posix {
     private Posix() {
     }
 
+    /**
+     * Binds a libc function.
+     *
+     * @param name       the symbol
+     * @param descriptor its signature
+     * @param options    linker options ({@link #ERRNO}, variadic, critical)
+     * @return the handle
+     * @throws UnsatisfiedLinkError if libc has no such symbol
+     */
     @SuppressWarnings("restricted") // native access is the point: callers enable it (--enable-native-access)
-    private static MethodHandle bind(final String name, final FunctionDescriptor descriptor,
+    static MethodHandle bind(final String name, final FunctionDescriptor descriptor,
                                      final Linker.Option... options) {
         final MemorySegment symbol = LIBC.find(name).orElseThrow(
             () -> new UnsatisfiedLinkError("libc has no " + name));

@@ -13,6 +13,7 @@ import io.jdet.ResourceType;
 import io.jdet.WcStatus;
 import io.jdet.internal.link.FrameHandler;
 import io.jdet.internal.link.Link;
+import io.jdet.internal.link.LinkLock;
 import io.jdet.internal.protocol.Counters;
 import io.jdet.internal.protocol.Isn;
 import io.jdet.internal.protocol.PeerValues;
@@ -68,7 +69,8 @@ public final class NicImpl implements Nic, FrameHandler {
     final String name;
     public final Link link;
     final EventQueueImpl event;
-    public final ReentrantLock lock = new ReentrantLock();
+    /** The engine lock, which flushes the link's batched frames as its holder lets go (a LinkLock). */
+    public final ReentrantLock lock;
     final KeyTable keys = new KeyTable();
     public final KeyTable qpTable = new KeyTable();
     final List<PdImpl> pds = new ArrayList<>();
@@ -129,6 +131,7 @@ public final class NicImpl implements Nic, FrameHandler {
         this.device = device;
         this.name = name;
         this.link = link;
+        this.lock = new LinkLock(link);
         this.event = event;
         this.observer = new io.jdet.internal.observe.NicObserver(link.address());
         final io.jdet.Configuration c = device.configuration;

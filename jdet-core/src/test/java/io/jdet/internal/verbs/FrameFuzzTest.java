@@ -1,6 +1,7 @@
 package io.jdet.internal.verbs;
 
 import io.jdet.QpState;
+import io.jdet.internal.protocol.Isn;
 import io.jdet.internal.wire.Frame;
 import io.jdet.testing.Loopback;
 import org.junit.jupiter.api.Test;
@@ -36,8 +37,8 @@ class FrameFuzzTest {
             secret.fill((byte) 0x3C);
             final MemorySegment frame = arena.allocate(Frame.HEADER_LENGTH + 512, 8);
             final SplittableRandom random = new SplittableRandom(SEED);
-            final int reqBase = CmWire.low(qp.remotePsn);
-            final int rspBase = CmWire.high(qp.remotePsn);
+            final int reqBase = Isn.low(qp.remotePsn);
+            final int rspBase = Isn.high(qp.remotePsn);
             for (int i = 0; i < COUNT && qp.state == QpState.CONNECTED || i < COUNT && reconnect(pair, qp); i++) {
                 final int payload = random.nextInt(4) == 0 ? random.nextInt(513) : random.nextInt(65);
                 frame.asSlice(0, Frame.HEADER_LENGTH + payload).fill((byte) random.nextInt(256));
@@ -45,8 +46,8 @@ class FrameFuzzTest {
                 final int near = random.nextInt(8);
                 Frame.writeBase(frame, opcode, random.nextBoolean() ? Frame.FLAG_LAST : random.nextInt(1 << 16),
                     payload, Frame.isConnectionManager(opcode) ? 0 : qp.number, qp.remoteQpNum,
-                    (opcode >= Frame.OP_READ_RESP ? rspBase : reqBase) + near, CmWire.low(qp.localPsn) - 1,
-                    CmWire.high(qp.localPsn) - 1, random.nextInt(4) == 0 ? random.nextInt() : near);
+                    (opcode >= Frame.OP_READ_RESP ? rspBase : reqBase) + near, Isn.low(qp.localPsn) - 1,
+                    Isn.high(qp.localPsn) - 1, random.nextInt(4) == 0 ? random.nextInt() : near);
                 Frame.writeExtension(frame, random.nextLong(), random.nextLong(), random.nextLong(),
                     random.nextInt(3) == 0 ? pair.mrA.rKey() : random.nextInt(), random.nextInt(600),
                     random.nextInt(600), random.nextInt());
