@@ -100,6 +100,54 @@ class RequesterRecoveryTest {
     }
 
     @Test
+    void shouldResendGapsAtOnceWhenAnAdvancingAcknowledgementAlsoNamesHeldFrames() {
+        try (HostileSetup s = new HostileSetup(noTimer())) {
+            final int first = postSends(s, 5, 0);
+            final int mark = framesSoFar(s);
+            // first acknowledged; the peer holds first+3 (bit 1: ack + 2 + 1).
+            ackUpTo(s, first, 1 << 1);
+            Tests.await("two gaps resent", () -> s.counter("frames.sack_retransmitted") == 2);
+            s.peer.expect("the last gap", r -> r.opcode() == Frame.OP_SEND && r.seq() == first + 2);
+            assertEquals(List.of(first + 1, first + 2), sendsFrom(s, mark));
+            expectSuccesses(s, 0, 1);
+            ackUpTo(s, first + 4, 0);
+            expectSuccesses(s, 1, 4);
+            s.assertConnected();
+        }
+    }
+
+    @Test
+    void shouldFailTheRequestANakNamesAndFlushTheRest() {
+        try (HostileSetup s = new HostileSetup(noTimer())) {
+            final int first = postSends(s, 3, 0);
+            // A NAK of the first, acknowledging nothing.
+            s.peer.control(Frame.OP_NAK).seq(first).reqAck(first - 1).key(WcStatus.REMOTE_OP_ERR.code())
+                .length(EventCode.QP_FATAL.code()).send();
+            final List<WorkCompletion> wcs = Tests.pollUntil(s.lo.cqA, 3);
+            assertEquals(WcStatus.REMOTE_OP_ERR, wcs.get(0).status(), wcs.toString());
+            assertEquals(WcStatus.FLUSHED, wcs.get(1).status(), wcs.toString());
+            assertEquals(WcStatus.FLUSHED, wcs.get(2).status(), wcs.toString());
+            assertEquals(1, s.counter("wr.completed"));
+            assertEquals(2, s.counter("wr.flushed"));
+            assertEquals(3, s.counter("wr.posted"));
+            s.awaitQpEvent(EventCode.QP_FATAL, true);
+            s.assertNoEngineErrors();
+        }
+    }
+
+    @Test
+    void shouldFailTheConnectionWhenReceiverNotReadyNakNamesAWriteWithoutImmediate() {
+        try (HostileSetup s = new HostileSetup(noTimer())) {
+            s.qp().write(1, Loopback.sge(s.lo.mrA, 0, 8), 1, 0x1000, 0x77, 0, 0);
+            final int seq = s.peer.expect(Frame.OP_WRITE).seq();
+            s.peer.nak(seq, Frame.NAK_RNR, 0);
+            final WorkCompletion wc = Tests.pollOne(s.lo.cqA);
+            assertEquals(WcStatus.BAD_RESPONSE, wc.status(), wc.toString());
+            s.awaitProtocolError(EventCode.QP_ERROR);
+        }
+    }
+
+    @Test
     void shouldCompleteOnlyWhatTheCumulativeAcknowledgementCovers() {
         try (HostileSetup s = new HostileSetup(noTimer())) {
             final int first = postSends(s, 3, 0);
@@ -118,7 +166,7 @@ class RequesterRecoveryTest {
 
     @Test
     void shouldGoBackToTheFirstUnacknowledgedFrameAfterTimeout() {
-        try (HostileSetup s = new HostileSetup(new Configuration().minRtoUs(1000).maxRtoUs(1000))) {
+        try (HostileSetup s = new HostileSetup(new Configuration().minRtoUs(20_000).maxRtoUs(20_000))) {
             final int first = postSends(s, 3, 0);
             ackUpTo(s, first, 0);
             expectSuccesses(s, 0, 1);
@@ -169,14 +217,19 @@ class RequesterRecoveryTest {
             s.qp().send(1, Loopback.sge(s.lo.mrA, 0, 8), 1, WrFlags.SUPPRESSED, 0);
             final HostilePeer.Received d = s.peer.expect(Frame.OP_SEND);
             assertEquals(Frame.FLAG_LAST, d.flags() & (Frame.FLAG_FORCE_ACK | Frame.FLAG_LAST), d.toString());
-            s.qp().send(2, Loopback.sge(s.lo.mrA, 0, 8), 1, 0, 0);
+            // A message of exactly one frame's payload is one frame.
+            s.qp().send(2, Loopback.sge(s.lo.mrA, 0, a.payloadLength()), 1, 0, 0);
             final HostilePeer.Received e = s.peer.expect(Frame.OP_SEND);
+            assertEquals(a.payloadLength(), e.payloadLength());
+            assertTrue((e.flags() & Frame.FLAG_LAST) != 0, e.toString());
+            assertEquals(d.seq() + 1, e.seq());
             ackUpTo(s, e.seq(), 0);
             // The suppressed success is not reported; the next completion reaps it with its own.
             expectSuccesses(s, 0, 1);
             final WorkCompletion last = Tests.pollOne(s.lo.cqA);
             assertEquals(2, last.id(), last.toString());
             Tests.assertNoCompletion(s.lo.cqA, 10);
+            assertEquals(5, sendsFrom(s, 0).size(), "no frame after the one-frame message");
             s.assertConnected();
         }
     }
