@@ -130,6 +130,7 @@ class RequesterRecoveryTest {
             assertEquals(1, s.counter("wr.completed"));
             assertEquals(2, s.counter("wr.flushed"));
             assertEquals(3, s.counter("wr.posted"));
+            assertEquals(1, s.counter("naks.received"));
             s.awaitQpEvent(EventCode.QP_FATAL, true);
             s.assertNoEngineErrors();
         }

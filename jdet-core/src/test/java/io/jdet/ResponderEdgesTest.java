@@ -66,6 +66,10 @@ class ResponderEdgesTest {
             final HostilePeer.Received r = s.peer.expect(Frame.OP_READ_RESP);
             assertEquals(0, r.payloadLength());
             assertTrue((r.flags() & Frame.FLAG_LAST) != 0, r.toString());
+            // Zero bytes touch no memory: the key is not looked up (as in InfiniBand).
+            s.peer.request(Frame.OP_READ).address(0).key(0xDEAD).length(0).send();
+            final HostilePeer.Received empty = s.peer.expect(Frame.OP_READ_RESP);
+            assertEquals(0, empty.payloadLength());
             s.peer.ack();
             s.assertConnected();
         }
