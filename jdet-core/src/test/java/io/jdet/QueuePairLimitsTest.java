@@ -78,6 +78,9 @@ class QueuePairLimitsTest {
             for (int i = 0; i < 3; i++) {
                 qp.recv(i, sge(pair.mrA, 0, 8), 1);
             }
+            // What it holds matters only to a resize of the receive queue.
+            qp.modify(new QpModify().sqSize(8).maxOr(2).maxIr(2));
+            assertTrue(qp.query().rqSize() >= 8, "the receive queue keeps its size");
             assertErrno(Errno.EBUSY, () -> qp.modify(new QpModify().rqSize(2)));
             qp.modify(new QpModify().rqSize(3));
             assertEquals(3, qp.query().rqSize());
