@@ -32,7 +32,20 @@ final class HostileSetup implements AutoCloseable {
      *                      leave it IDLE for the connection manager
      */
     HostileSetup(final Configuration configuration, final boolean connect) {
-        lo = Loopback.open(new Loopback.Options().configuration(configuration).connect(false));
+        this(new Loopback.Options().configuration(configuration).connect(false), connect);
+    }
+
+    /**
+     * A victim with other queue pair limits than the default, connected to the peer.
+     *
+     * @param options the victim's (its {@code connect} must be false: the victim connects to the peer instead)
+     */
+    HostileSetup(final Loopback.Options options) {
+        this(options, true);
+    }
+
+    private HostileSetup(final Loopback.Options options, final boolean connect) {
+        lo = Loopback.open(options);
         peer = HostilePeer.on(lo.nicA);
         if (connect) {
             peer.connect(lo.qpA);

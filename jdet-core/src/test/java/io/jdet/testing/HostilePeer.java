@@ -198,6 +198,7 @@ public final class HostilePeer implements AutoCloseable {
         private int length;
         private int offset;
         private int immediate;
+        private int sack;
         private byte[] data = new byte[0];
 
         private Out(final int opcode, final int seq) {
@@ -284,6 +285,12 @@ public final class HostilePeer implements AutoCloseable {
             return this;
         }
 
+        /** @param value the selective-ack bits (bit i: the sender holds frame ack + 2 + i) @return this */
+        public Out sack(final int value) {
+            sack = value;
+            return this;
+        }
+
         /** @param value the payload @return this */
         public Out payload(final byte[] value) {
             data = value.clone();
@@ -300,6 +307,7 @@ public final class HostilePeer implements AutoCloseable {
                 reqAck == Integer.MIN_VALUE ? requestsInOrder : reqAck,
                 rspAck == Integer.MIN_VALUE ? responsesInOrder : rspAck, msgId);
             Frame.writeExtension(header, address, operand1, operand2, key, length, offset, immediate);
+            Frame.sack(header, sack);
             gather.clear();
             if (data.length > 0) {
                 MemorySegment.copy(data, 0, payload, ValueLayout.JAVA_BYTE, 0, data.length);

@@ -1,5 +1,7 @@
 package io.jdet.internal.link;
 
+import io.jdet.internal.wire.FrameGather;
+import io.jdet.internal.wire.FrameCrc;
 import io.jdet.Configuration;
 import io.jdet.DetException;
 import io.jdet.Errno;

@@ -1,5 +1,6 @@
 package io.jdet.internal.link;
 
+import io.jdet.internal.wire.FrameGather;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.MemorySegment;

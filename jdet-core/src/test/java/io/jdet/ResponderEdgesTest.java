@@ -1,0 +1,127 @@
+package io.jdet;
+
+import io.jdet.internal.wire.Frame;
+import io.jdet.testing.HostilePeer;
+import io.jdet.testing.Loopback;
+import io.jdet.testing.Tests;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The responder at the edges of what a request may ask, from a {@link HostilePeer}: exactly max_ir reads or
+ * atomics in flight and one more, a read of zero bytes and one of exactly one frame, a write fragment that fills
+ * its message without LAST, and the completion flags of a write with immediate data.
+ */
+@Timeout(60)
+class ResponderEdgesTest {
+
+    private static HostilePeer.Out read(final HostileSetup s, final int length) {
+        return s.peer.request(Frame.OP_READ).address(s.lo.bufA.address()).key(s.lo.mrA.rKey()).length(length);
+    }
+
+    private static HostilePeer.Out fetchAdd(final HostileSetup s) {
+        return s.peer.request(Frame.OP_FETCH_ADD).address(s.lo.bufA.address()).key(s.lo.mrA.rKey()).length(8)
+            .operands(1, 0);
+    }
+
+    private static HostileSetup maxIr(final int value) {
+        return new HostileSetup(new Loopback.Options().connect(false).maxIr(value)
+            .configuration(new Configuration().minRtoUs(3_000_000).maxRtoUs(3_000_000)));
+    }
+
+    @Test
+    void shouldTakeExactlyMaxIrReadsWhoseResponsesAreNotAcknowledged() {
+        try (HostileSetup s = maxIr(2)) {
+            read(s, 8).rspAck(0).send();
+            read(s, 8).rspAck(0).send();
+            s.peer.expect(Frame.OP_READ_RESP);
+            s.peer.expect(Frame.OP_READ_RESP);
+            final int third = read(s, 8).rspAck(0).send();
+            s.awaitNak(third, WcStatus.INVALID_REQUEST, EventCode.MAX_IR_EXCEEDED);
+        }
+    }
+
+    @Test
+    void shouldTakeExactlyMaxIrAtomicsWhoseResponsesAreNotAcknowledged() {
+        try (HostileSetup s = maxIr(2)) {
+            fetchAdd(s).rspAck(0).send();
+            fetchAdd(s).rspAck(0).send();
+            s.peer.expect(Frame.OP_ATOMIC_RESP);
+            s.peer.expect(Frame.OP_ATOMIC_RESP);
+            assertEquals(2, s.counter("atomics.executed"));
+            assertEquals(2, s.lo.bufA.get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, 0));
+            final int third = fetchAdd(s).rspAck(0).send();
+            s.awaitNak(third, WcStatus.INVALID_REQUEST, EventCode.MAX_IR_EXCEEDED);
+            assertEquals(2, s.counter("atomics.executed"));
+        }
+    }
+
+    @Test
+    void shouldAnswerAReadOfZeroBytesWithOneEmptyLastFrame() {
+        try (HostileSetup s = new HostileSetup()) {
+            read(s, 0).send();
+            final HostilePeer.Received r = s.peer.expect(Frame.OP_READ_RESP);
+            assertEquals(0, r.payloadLength());
+            assertTrue((r.flags() & Frame.FLAG_LAST) != 0, r.toString());
+            // Zero bytes touch no memory: the key is not looked up (as in InfiniBand).
+            s.peer.request(Frame.OP_READ).address(0).key(0xDEAD).length(0).send();
+            final HostilePeer.Received empty = s.peer.expect(Frame.OP_READ_RESP);
+            assertEquals(0, empty.payloadLength());
+            s.peer.ack();
+            s.assertConnected();
+        }
+    }
+
+    @Test
+    void shouldAnswerAReadOfExactlyOneFramesPayloadWithOneFrame() {
+        try (HostileSetup s = new HostileSetup(new Configuration().loopMtu(1000))) {
+            read(s, 3000).send();
+            final int payload = s.peer.expect(Frame.OP_READ_RESP).payloadLength();
+            HostilePeer.Received r;
+            do {
+                r = s.peer.expect(Frame.OP_READ_RESP);
+            } while ((r.flags() & Frame.FLAG_LAST) == 0);
+            s.peer.ack();
+            read(s, payload).send();
+            final HostilePeer.Received one = s.peer.expect(Frame.OP_READ_RESP);
+            assertEquals(payload, one.payloadLength());
+            assertTrue((one.flags() & Frame.FLAG_LAST) != 0, "one frame: " + one);
+            s.peer.ack();
+            s.assertConnected();
+        }
+    }
+
+    @Test
+    void shouldRefuseAWriteFragmentWithoutLastThatFillsItsMessage() {
+        try (HostileSetup s = new HostileSetup()) {
+            final int seq = s.peer.request(Frame.OP_WRITE).address(s.lo.bufA.address()).key(s.lo.mrA.rKey())
+                .length(8).payload(new byte[8]).send();
+            s.awaitNak(seq, WcStatus.INVALID_REQUEST, EventCode.INVALID_LENGTH);
+        }
+    }
+
+    @Test
+    void shouldReportImmediateWithoutSolicitedWhenTheWriteIsNotSolicited() {
+        try (HostileSetup s = new HostileSetup()) {
+            s.qp().recv(7, Loopback.sge(s.lo.mrA, 0, 8), 1);
+            s.qp().recv(8, Loopback.sge(s.lo.mrA, 0, 8), 1);
+            s.peer.request(Frame.OP_WRITE).flags(Frame.FLAG_LAST | Frame.FLAG_IMMEDIATE)
+                .address(s.lo.bufA.address() + 64).key(s.lo.mrA.rKey()).length(4).immediate(42)
+                .payload(new byte[] {1, 2, 3, 4}).send();
+            final WorkCompletion wc = Tests.pollOne(s.lo.cqA);
+            assertEquals(7, wc.id());
+            assertEquals(WcFlags.IMMEDIATE, wc.flags(), wc.toString());
+            assertEquals(42, wc.immediate());
+            s.peer.request(Frame.OP_WRITE).flags(Frame.FLAG_LAST | Frame.FLAG_IMMEDIATE | Frame.FLAG_SOLICITED)
+                .msgId(1).address(s.lo.bufA.address() + 64).key(s.lo.mrA.rKey()).length(4).immediate(43)
+                .payload(new byte[] {1, 2, 3, 4}).send();
+            final WorkCompletion solicited = Tests.pollOne(s.lo.cqA);
+            assertEquals(8, solicited.id());
+            assertEquals(WcFlags.IMMEDIATE | WcFlags.SOLICITED, solicited.flags(), solicited.toString());
+            s.assertConnected();
+        }
+    }
+}
