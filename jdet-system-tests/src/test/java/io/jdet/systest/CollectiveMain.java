@@ -134,7 +134,7 @@ public final class CollectiveMain {
 
     /**
      * Polls until the posted all-reduce completes, checks it failed (length 0) and that a CO_ERROR event names this
-     * group; returns the completion's status.
+     * group, with no event of another type before it; returns the completion's status.
      */
     static WcStatus awaitFailure(final Collective co, final CompletionQueue cq, final EventQueue events,
                                  final long timeoutMs) {
@@ -150,7 +150,10 @@ public final class CollectiveMain {
                 throw new AssertionError("no CO_ERROR event for the group within " + timeoutMs + " ms");
             }
             events.waitOn(leftUs, rec);
-            if (rec.type() == ResourceType.CO && rec.code() == EventCode.CO_ERROR && rec.handle() == co) {
+            if (rec.type() != ResourceType.CO) {
+                throw new AssertionError("an event of the group's internal queue pairs reached the user: " + rec);
+            }
+            if (rec.code() == EventCode.CO_ERROR && rec.handle() == co) {
                 return wc.status();
             }
         }
