@@ -274,7 +274,10 @@ final class Joiner implements Runnable {
         recv(qp, RELEASE, 0, 0, 0);
         final byte[] priv = ByteBuffer.allocate(16).putLong(co.tag).putInt(p).putInt(r).array();
         while (true) {
-            final long wait = Math.min(remainingMs(), 1000); // outside the try: its ETIMEDOUT ends the join
+            // One attempt may last the whole join (the request is retransmitted until the root answers): a shorter
+            // one that expired while the root was accepting it left the root waiting for a confirmation that never
+            // came, and the join failed under load. Outside the try: its ETIMEDOUT ends the join.
+            final long wait = remainingMs();
             try {
                 nic.connectionManager().connect(rootAddress, serviceId(co.tag), qp, priv, wait);
                 break;
