@@ -6,9 +6,26 @@ package io.jdet;
  * types ({@link WcType#JOIN} to {@link WcType#ALLTOALLV}, plus {@link WcType#ALLREDUCE} and {@link WcType#REDUCE})
  * and the total length (0 for a join, a barrier and a failure).
  *
- * <p><b>Progress.</b> The group advances when its completion queue is {@link CompletionQueue#poll polled}; a member
- * that waits for a completion must poll. Members must post the same collectives in the same order (as in MPI); a
- * mismatch the group can detect (a different collective or length) fails it.
+ * <p><b>Progress.</b> The group advances when its completion queue is {@link CompletionQueue#poll polled}: each poll
+ * first runs the group's step machine (it reaps the internal queue pairs' completions, posts the next sends as data
+ * arrives, and checks the timeout), then returns the user's completions. No engine thread runs a collective, so a
+ * member that waits for a completion must keep polling (a busy loop, or between other work); a member that stops
+ * polling stalls every other member until the timeout fails the group. Transport-level work (acknowledgements,
+ * retransmission) goes on without polling, so a member that polls late loses nothing. The join is the exception: it
+ * runs on a thread of its own (it waits on the connection manager) and its completion appears on the next poll.
+ * One thread may drive many members (one poll per member in turn), as the tests and {@code jdet perf --tests co-*}
+ * do. Members must post the same collectives in the same order (as in MPI); a mismatch the group can detect (a
+ * different collective or length) fails it.
+ *
+ * <p><b>Events.</b> The group's internal queue pairs (a mesh of one per other member, plus the join's control queue
+ * pairs) raise no events of their own: the user's event queue sees only the group's {@link EventCode#CO_ERROR}
+ * (type {@link ResourceType#CO}, this group as handle) when a collective fails, and {@link EventCode#CO_DESTROYED}
+ * when the group breaks with none outstanding (another member left). Their completions never reach the group's
+ * completion queue either.
+ *
+ * <p><b>Leaving.</b> {@link #close} tears the connections down at once; a member still finishing the last
+ * collective (its frames not yet acknowledged) then fails with CO_ERROR. As with MPI_Finalize, agree on the end
+ * outside the group (or with a last barrier whose completion every member reports) before closing.
  *
  * <p><b>Queueing.</b> Collectives may be posted back to back, up to {@link CollectiveTuning#depth()} outstanding
  * (the join included); they run and complete in posting order. DET allowed one.

@@ -22,15 +22,20 @@ package io.jdet;
  *                           pairwise exchange
  * @param alltoallMinProcs   the least size for Bruck's all-to-all
  * @param allreduceShortMsg  below it (bytes), or with fewer elements than members, an all-reduce is recursive
- *                           doubling; else a ring (reduce-scatter then all-gather)
+ *                           doubling ({@code MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE}); at or above it Rabenseifner's
+ *                           (a reduce-scatter by recursive halving, then an all-gather by recursive doubling) when
+ *                           the size is a power of two, else a ring (reduce-scatter then all-gather around the ring)
+ * @param allreduceRingMsg   at or above it (bytes) a long all-reduce is a ring even on a power-of-two group; MPICH
+ *                           has no such switch (Rabenseifner's for every long message), hence the default
+ *                           {@link Integer#MAX_VALUE}
  */
 public record CollectiveTuning(long timeoutMs, int maxSize, int depth, int slotBytes, int slots, int bcastShortMsg,
                                int bcastLongMsg, int bcastMinProcs, int allgatherShortMsg, int allgatherLongMsg,
                                int alltoallShortMsg, int alltoallMediumMsg, int alltoallMinProcs,
-                               int allreduceShortMsg) {
+                               int allreduceShortMsg, int allreduceRingMsg) {
     /** The defaults: 10 s timeout, 1024 members, 16 outstanding, 8 slots of 16 KiB per peer, MPICH's switches. */
     public static final CollectiveTuning DEFAULT = new CollectiveTuning(10_000, 1024, 16, 16_384, 8, 12_288, 524_288,
-        8, 81_920, 524_288, 256, 32_768, 8, 2048);
+        8, 81_920, 524_288, 256, 32_768, 8, 2048, Integer.MAX_VALUE);
 
     /**
      * Checks the values.
@@ -41,7 +46,7 @@ public record CollectiveTuning(long timeoutMs, int maxSize, int depth, int slotB
         if (timeoutMs < 1 || maxSize < 2 || depth < 1 || slotBytes < 64 || slots < 2 || slots > 4096
             || bcastShortMsg < 0 || bcastLongMsg < 0 || bcastMinProcs < 2 || allgatherShortMsg < 0
             || allgatherLongMsg < 0 || alltoallShortMsg < 0 || alltoallMediumMsg < 0 || alltoallMinProcs < 2
-            || allreduceShortMsg < 0) {
+            || allreduceShortMsg < 0 || allreduceRingMsg < 0) {
             throw new DetException(Errno.EINVAL, "collective tunables out of range: " + this);
         }
     }
@@ -55,7 +60,7 @@ public record CollectiveTuning(long timeoutMs, int maxSize, int depth, int slotB
     public CollectiveTuning withTimeoutMs(final long value) {
         return new CollectiveTuning(value, maxSize, depth, slotBytes, slots, bcastShortMsg, bcastLongMsg,
             bcastMinProcs, allgatherShortMsg, allgatherLongMsg, alltoallShortMsg, alltoallMediumMsg,
-            alltoallMinProcs, allreduceShortMsg);
+            alltoallMinProcs, allreduceShortMsg, allreduceRingMsg);
     }
 
     /**
@@ -68,6 +73,6 @@ public record CollectiveTuning(long timeoutMs, int maxSize, int depth, int slotB
     public CollectiveTuning withSlots(final int bytes, final int count) {
         return new CollectiveTuning(timeoutMs, maxSize, depth, bytes, count, bcastShortMsg, bcastLongMsg,
             bcastMinProcs, allgatherShortMsg, allgatherLongMsg, alltoallShortMsg, alltoallMediumMsg,
-            alltoallMinProcs, allreduceShortMsg);
+            alltoallMinProcs, allreduceShortMsg, allreduceRingMsg);
     }
 }

@@ -28,7 +28,7 @@ class CollectiveErrnoTest {
     @Test
     void joinErrnos() {
         final Configuration c = new Configuration().collectives(new CollectiveTuning(5000, 8, 4, 1024, 4, 0, 0, 8, 0,
-            0, 0, 0, 8, 0));
+            0, 0, 0, 8, 0, 0));
         try (Group g = new Group(2, c)) {
             final Collective co = g.cos[0];
             final String root = g.nics[0].address();
@@ -93,7 +93,7 @@ class CollectiveErrnoTest {
     @Test
     void depthGivesEnospc() {
         final Configuration c = new Configuration().collectives(new CollectiveTuning(5000, 8, 2, 1024, 4, 0, 0, 8, 0,
-            0, 0, 0, 8, 0));
+            0, 0, 0, 8, 0, 0));
         try (Group g = new Group(2, c).joined()) {
             g.cos[0].barrier(1, 0);
             g.cos[0].barrier(2, 0);

@@ -25,7 +25,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * tunings that between them select every algorithm: MPICH's defaults (binomial broadcast, recursive doubling or
  * Bruck all-gather, Bruck or all-at-once all-to-all, recursive-doubling all-reduce), "long" (every switch at 0:
  * scatter plus ring broadcast, ring all-gather, pairwise all-to-all, ring all-reduce) and "medium" (scatter plus
- * recursive-doubling broadcast, Bruck all-gather everywhere, all-at-once all-to-all).
+ * recursive-doubling broadcast, Bruck all-gather everywhere, all-at-once all-to-all, Rabenseifner's all-reduce on
+ * the power-of-two sizes and a ring on the others).
  */
 class CollectiveVerbsTest {
     private static final int SLOT = 64;
@@ -52,9 +53,9 @@ class CollectiveVerbsTest {
         final CollectiveTuning t = switch (name) {
             case "mpich" -> d.withSlots(SLOT, slots);
             case "long" -> new CollectiveTuning(d.timeoutMs(), d.maxSize(), d.depth(), SLOT, slots, 0, 0, 2, 0, 0,
-                0, 0, 2, 0);
+                0, 0, 2, 0, 0);
             default -> new CollectiveTuning(d.timeoutMs(), d.maxSize(), d.depth(), SLOT, slots, 0, 1 << 30, 2,
-                1 << 30, 0, 0, 1 << 30, 2, 1 << 30);
+                1 << 30, 0, 0, 1 << 30, 2, 0, Integer.MAX_VALUE);
         };
         return new Configuration().collectives(t);
     }

@@ -37,9 +37,12 @@ final class Group implements AutoCloseable {
     final Arena arena = Arena.ofShared();
     final long tag = TAGS.incrementAndGet();
     private final WorkCompletion[] wc = {new WorkCompletion()};
+    private final long joinWaitMs;
 
     Group(final int p, final Configuration config) {
         this.p = p;
+        // a join may take the whole collective timeout (64 joins through one root on a loaded machine): wait longer
+        joinWaitMs = Math.max(30_000, config.collectives().timeoutMs() + 10_000);
         det = Det.open(config.jmx(false));
         events = det.createEvent(null);
         nics = new Nic[p];
@@ -72,7 +75,11 @@ final class Group implements AutoCloseable {
         for (int i = 0; i < p; i++) {
             cos[i].join(1000 + i, tag, p, i, nics[0].address(), 0);
         }
-        expectAll(WcType.JOIN, 0);
+        final WorkCompletion[] got = awaitAll(joinWaitMs);
+        for (int i = 0; i < p; i++) {
+            assertEquals(WcStatus.SUCCESS, got[i].status(), "member " + i + ": " + got[i] + " " + cos[i]);
+            assertEquals(WcType.JOIN, got[i].type(), "member " + i);
+        }
         return this;
     }
 

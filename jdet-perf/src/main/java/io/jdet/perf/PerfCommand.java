@@ -56,8 +56,13 @@ public final class PerfCommand implements Callable<Integer> {
     private Integer port;
 
     @Option(names = "--tests", paramLabel = "LIST", split = ",", description = "jdet tests to run (default all): "
-        + "lat-send, lat-write, bw-send, bw-write, bw-read, bw-atomic.")
+        + "lat-send, lat-write, bw-send, bw-write, bw-read, bw-atomic; or, on their own, the collectives co-barrier, "
+        + "co-bcast, co-allgather, co-alltoall, co-allreduce (--ranks members in this JVM).")
     private List<String> tests;
+
+    @Option(names = "--ranks", paramLabel = "N", description = "Members of the co-* tests' group, all in this JVM "
+        + "(default 4).")
+    private Integer ranks;
 
     @Option(names = "--sizes", paramLabel = "LIST", description = "Message sizes (default 8,64,4K,64K,1M).")
     private String sizes;
@@ -159,6 +164,11 @@ public final class PerfCommand implements Callable<Integer> {
         final PrintWriter out = spec.commandLine().getOut();
         final PrintWriter err = spec.commandLine().getErr();
         try {
+            if (config.tests().getFirst().collective()) {
+                io.jdet.perf.collective.CollectiveBench.run(config, ranks == null ? 4 : ranks, out, err);
+                out.flush();
+                return 0;
+            }
             PerfRun.execute(config, out, err);
             return 0;
         } catch (final PerfException e) {
@@ -210,12 +220,18 @@ public final class PerfCommand implements Callable<Integer> {
                 : role == PerfConfig.Role.EMBEDDED ? 0 : PerfConfig.DEFAULT_PORT;
             final List<TestKind> kinds = new ArrayList<>();
             if (tests == null) {
-                Arrays.stream(TestKind.values()).filter(TestKind::jdet).forEach(kinds::add);
+                Arrays.stream(TestKind.values()).filter(k -> k.jdet() && !k.collective()).forEach(kinds::add);
             } else {
                 for (final String test : tests) {
                     kinds.add(TestKind.of(test));
                 }
             }
+            final long collectives = kinds.stream().filter(TestKind::collective).count();
+            check(collectives == 0 || collectives == kinds.size(), "the co-* tests run on their own");
+            check(collectives == 0 || role == PerfConfig.Role.EMBEDDED, "the co-* tests run every member in this "
+                + "JVM: no --server/--client");
+            check(ranks == null || collectives > 0, "--ranks is for the co-* tests");
+            check(ranks == null || ranks >= 2 && ranks <= 64, "--ranks must be between 2 and 64");
             final List<Integer> sizeList = new ArrayList<>();
             if (size != null) {
                 sizeList.add(Sizes.parse(size));

@@ -49,7 +49,8 @@ public record Step(TestKind kind, int size, long iterations, long warmup, int bu
 
     /**
      * Every step of a run, size by size as det_perf prints them: the jdet tests in the order given (the atomic
-     * once, at 8 bytes, in the first size's block), then the baselines that match them (UDP, TCP, Aeron).
+     * once, at 8 bytes, in the first size's block; the co-* tests never, they are not the rig's), then the
+     * baselines that match them (UDP, TCP, Aeron).
      *
      * @param config the run's configuration
      * @return the steps
@@ -61,6 +62,9 @@ public record Step(TestKind kind, int size, long iterations, long warmup, int bu
         for (int i = 0; i < config.sizes().size(); i++) {
             final int size = config.sizes().get(i);
             for (final TestKind kind : config.tests()) {
+                if (kind.collective()) {
+                    continue; // run by CollectiveBench, never by the two-end rig
+                }
                 if (!kind.fixedSize() || i == 0) {
                     steps.add(of(config, kind, kind.fixedSize() ? 8 : size, i == 0));
                 }

@@ -3,8 +3,8 @@ package io.jdet.perf;
 import java.util.Locale;
 
 /**
- * Every measurement the perf tool makes: the six jdet tests {@code --tests} selects, and the four baselines that
- * run beside them at the same sizes in the same run.
+ * Every measurement the perf tool makes: the six jdet tests {@code --tests} selects, the four baselines that run
+ * beside them at the same sizes in the same run, and the five collective tests ({@code co-*}, run on their own).
  */
 public enum TestKind {
     /** Send/receive ping-pong, one-way latency. */
@@ -34,7 +34,17 @@ public enum TestKind {
     /** Baseline: Aeron ping-pong over IPC (shared memory in one JVM), beside jdet on the in-process fabric. */
     AERON_IPC_PINGPONG("aeron-ipc-pingpong", false, true, "Aeron IPC ping-pong:"),
     /** Baseline: Aeron stream over IPC, beside jdet on the in-process fabric. */
-    AERON_IPC_STREAM("aeron-ipc-stream", false, false, "Aeron IPC stream:");
+    AERON_IPC_STREAM("aeron-ipc-stream", false, false, "Aeron IPC stream:"),
+    /** Collective: a barrier of {@code --ranks} members (size ignored); average latency per operation. */
+    CO_BARRIER("co-barrier", true, true, "Barrier:"),
+    /** Collective: a broadcast of the size from rank 0. */
+    CO_BCAST("co-bcast", true, true, "Broadcast:"),
+    /** Collective: an all-gather, the size per member (OSU's convention). */
+    CO_ALLGATHER("co-allgather", true, true, "All-gather:"),
+    /** Collective: an all-to-all, the size per destination (OSU's convention). */
+    CO_ALLTOALL("co-alltoall", true, true, "All-to-all:"),
+    /** Collective: a 64-bit integer sum all-reduce of the size (rounded up to 8 bytes). */
+    CO_ALLREDUCE("co-allreduce", true, true, "All-reduce:");
 
     private final String label;
     private final boolean jdet;
@@ -91,6 +101,16 @@ public enum TestKind {
      */
     public boolean fixedSize() {
         return this == BW_ATOMIC;
+    }
+
+    /**
+     * Whether this is a collective test ({@code co-*}), run by {@code io.jdet.perf.collective.CollectiveBench}
+     * rather than by the two-end rig.
+     *
+     * @return true for the five {@code co-} kinds
+     */
+    public boolean collective() {
+        return label.startsWith("co-");
     }
 
     /**

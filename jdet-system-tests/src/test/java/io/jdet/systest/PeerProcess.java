@@ -10,7 +10,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A {@link PeerMain} in its own JVM (the same java binary and test class path as this one), optionally run through
+ * A {@link PeerMain} (or another main class) in its own JVM (the same java binary and test class path as this one), optionally run through
  * a prefix such as {@code ip netns exec <ns>}. Its output lines are collected by a reader thread; closing it kills
  * it if it still runs.
  */
@@ -20,6 +20,11 @@ final class PeerProcess implements AutoCloseable {
     private final StringBuffer all = new StringBuffer();
 
     PeerProcess(final List<String> prefix, final String... args) throws IOException {
+        this(prefix, PeerMain.class, args);
+    }
+
+    /** Runs {@code main} (a class of this class path with a main method) instead of {@link PeerMain}. */
+    PeerProcess(final List<String> prefix, final Class<?> main, final String... args) throws IOException {
         final List<String> command = new ArrayList<>(prefix);
         command.add(ProcessHandle.current().info().command().orElseThrow());
         command.add("--enable-native-access=ALL-UNNAMED");
@@ -27,7 +32,7 @@ final class PeerProcess implements AutoCloseable {
         command.add("-Xmx256m");
         command.add("-cp");
         command.add(classPath());
-        command.add(PeerMain.class.getName());
+        command.add(main.getName());
         command.addAll(List.of(args));
         process = new ProcessBuilder(command).redirectErrorStream(true).start();
         Thread.ofPlatform().daemon().name("peer-output").start(() -> {
@@ -71,6 +76,15 @@ final class PeerProcess implements AutoCloseable {
             throw new AssertionError("the peer did not end within " + timeoutMs + " ms; its output:\n" + all);
         }
         return process.exitValue();
+    }
+
+    /** Closes the process's standard input: a {@link CollectiveMain} member takes it as leave to close. */
+    void closeInput() {
+        try {
+            process.getOutputStream().close();
+        } catch (final IOException e) {
+            all.append("(cannot close its input: ").append(e).append(")\n");
+        }
     }
 
     void kill() {

@@ -15,6 +15,7 @@ import io.jdet.QpModify;
 import io.jdet.QueuePair;
 import io.jdet.WcStatus;
 import io.jdet.WorkCompletion;
+import io.jdet.internal.verbs.QpImpl;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -96,8 +97,8 @@ final class Joiner implements Runnable {
                 if (j == r) {
                     continue;
                 }
-                final QueuePair qp = own(co.pd.createQp(new QpCreate(dataCq, dataCq, sqDepth, perPeer,
-                    Channel.MAX_SGE, 1, 1, 1)));
+                final QueuePair qp = silent(own(co.pd.createQp(new QpCreate(dataCq, dataCq, sqDepth, perPeer,
+                    Channel.MAX_SGE, 1, 1, 1))));
                 final long base = (long) k * perPeer * slotBytes;
                 mesh[j] = new Channel(j, qp, sqDepth, slotMem.asSlice(base, (long) perPeer * slotBytes),
                     slotMr.address() + base, slotMr.lKey(), slotBytes, dataSlots);
@@ -124,6 +125,12 @@ final class Joiner implements Runnable {
         } catch (final RuntimeException e) {
             co.joinFailed(WcStatus.REMOTE_OP_ERR, String.valueOf(e), owned);
         }
+    }
+
+    /** The group's queue pairs raise no events of their own: the user sees the group's CO events only. */
+    private static QueuePair silent(final QueuePair qp) {
+        ((QpImpl) qp).silence();
+        return qp;
     }
 
     private <T extends AutoCloseable> T own(final T resource) {
@@ -165,7 +172,7 @@ final class Joiner implements Runnable {
     }
 
     private QueuePair ctrlQp() {
-        return own(co.pd.createQp(new QpCreate(ctrlCq, ctrlCq, 4, 4, 1, 1, 1, 1)));
+        return silent(own(co.pd.createQp(new QpCreate(ctrlCq, ctrlCq, 4, 4, 1, 1, 1, 1))));
     }
 
     private void root(final Nic nic, final String self, final int[] myQps, final String[] addresses,
@@ -267,7 +274,10 @@ final class Joiner implements Runnable {
         recv(qp, RELEASE, 0, 0, 0);
         final byte[] priv = ByteBuffer.allocate(16).putLong(co.tag).putInt(p).putInt(r).array();
         while (true) {
-            final long wait = Math.min(remainingMs(), 1000); // outside the try: its ETIMEDOUT ends the join
+            // One attempt may last the whole join (the request is retransmitted until the root answers): a shorter
+            // one that expired while the root was accepting it left the root waiting for a confirmation that never
+            // came, and the join failed under load. Outside the try: its ETIMEDOUT ends the join.
+            final long wait = remainingMs();
             try {
                 nic.connectionManager().connect(rootAddress, serviceId(co.tag), qp, priv, wait);
                 break;

@@ -55,6 +55,8 @@ public final class QpImpl implements QueuePair, Connection {
     int errorNakEvent;
     /** The event this side announced when it entered ERROR, repeated to the peer's later frames. */
     int errorCode = EventCode.QP_ERROR.code();
+    /** Whether this queue pair raises no asynchronous events: a collective group's own, which raises CO events. */
+    private volatile boolean silent;
     public boolean destroyed;
     /** This end's start sequence numbers (request low, response high): random, new for every incarnation. */
     long localPsn = Isn.pair();
@@ -635,7 +637,17 @@ public final class QpImpl implements QueuePair, Connection {
         } else {
             resetToIdle();
         }
-        nic.asyncEvent(remote ? code | EventCode.REMOTE_BIT : code, ResourceType.QP, this);
+        if (!silent) {
+            nic.asyncEvent(remote ? code | EventCode.REMOTE_BIT : code, ResourceType.QP, this);
+        }
+    }
+
+    /**
+     * Makes this queue pair raise no asynchronous events: a collective group's internal queue pairs are invisible
+     * to the user, whose event queue gets the group's {@link EventCode#CO_ERROR} instead.
+     */
+    public void silence() {
+        silent = true;
     }
 
     /**
@@ -663,7 +675,7 @@ public final class QpImpl implements QueuePair, Connection {
         }
         requester.flush();
         responder.flush();
-        if (raise) {
+        if (raise && !silent) {
             nic.asyncEvent(remote ? code | EventCode.REMOTE_BIT : code, ResourceType.QP, this);
         }
     }

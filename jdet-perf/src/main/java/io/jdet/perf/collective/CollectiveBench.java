@@ -1,0 +1,159 @@
+package io.jdet.perf.collective;
+
+import io.jdet.CollectiveTuning;
+import io.jdet.Configuration;
+import io.jdet.perf.PerfConfig;
+import io.jdet.perf.PerfException;
+import io.jdet.perf.TestKind;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * {@code jdet perf --tests co-... --ranks N}: the collectives of N members in this JVM, OSU style (the average
+ * microseconds per operation over the measured iterations, after the warm-up ones, which last at least
+ * {@link #MIN_WARMUP_NS} unless {@code --warmup} is given), each beside the α–β model's
+ * prediction for the algorithm jdet chose. α and β come from the run itself: a two-member broadcast (one message)
+ * of 8 bytes gives α, one of 1 MiB gives β, on the same link.
+ */
+public final class CollectiveBench {
+    /** The size of the broadcast that measures β. */
+    static final int BETA_BYTES = 1 << 20;
+    /**
+     * The least warm-up time of a step unless {@code --warmup} is given: on a loaded machine the JIT needs seconds
+     * to compile the step machine, and a count alone left the first steps ten times slower than the later ones.
+     */
+    static final long MIN_WARMUP_NS = 400_000_000L;
+
+    private CollectiveBench() {
+    }
+
+    /** One figure: a test at a size. */
+    record Figure(TestKind kind, int size, long iterations, double avgUs, String algorithm, double modelUs) {
+    }
+
+    /**
+     * Runs the collective tests of a configuration.
+     *
+     * @param config its tests (all {@code co-*}), sizes, iterations, warm-up, NIC, timeout and JSON file
+     * @param ranks  members of the group
+     * @param out    the table
+     * @param err    progress lines (unless quiet)
+     * @throws PerfException if an operation fails or a wait runs out
+     */
+    public static void run(final PerfConfig config, final int ranks, final PrintWriter out, final PrintWriter err) {
+        final String nic = config.nicName();
+        final Configuration device = new Configuration();
+        final CollectiveTuning tuning = device.collectives();
+        final double[] ab = alphaBeta(config, nic, device);
+        final CostModel model = new CostModel(ab[0], ab[1], tuning);
+        out.printf(Locale.ROOT, "# jdet perf collectives: %d members on %s in one JVM, one thread driving all%n",
+            ranks, nic);
+        out.printf(Locale.ROOT, "# alpha %.2f us, beta %.4f ns/B (2-member broadcast of 8 B and 1 MiB, same link);"
+            + " model without the reduction's compute%n", ab[0], ab[1] * 1000);
+        final List<Figure> figures = new ArrayList<>();
+        try (Members members = new Members(nic, ranks, device, config.timeoutMs())) {
+            for (final TestKind kind : config.tests()) {
+                out.printf(Locale.ROOT, "%n# %s, %d ranks%n%-10s %12s %12s %10s  %s%n", kind.label(), ranks, "size",
+                    "avg (us)", "model (us)", "iters", "algorithm");
+                final List<Integer> sizes = kind == TestKind.CO_BARRIER ? List.of(0) : config.sizes();
+                for (final int raw : sizes) {
+                    final int size = kind == TestKind.CO_ALLREDUCE ? (raw + 7) / 8 * 8 : raw;
+                    if (!config.quiet()) {
+                        err.printf(Locale.ROOT, "jdet perf: %s %d B, %d ranks%n", kind.label(), size, ranks);
+                        err.flush();
+                    }
+                    final long iterations = iterations(config, kind, size, ranks);
+                    final double avg = measure(members, kind, size, iterations, config.warmup(iterations),
+                        minWarmupNs(config));
+                    final CostModel.Prediction prediction = model.predict(kind, size, ranks);
+                    final Figure f = new Figure(kind, size, iterations, avg, prediction.algorithm(), prediction.us());
+                    figures.add(f);
+                    out.printf(Locale.ROOT, "%-10d %12.2f %12.2f %10d  %s%n", size, avg, prediction.us(), iterations,
+                        prediction.algorithm());
+                    out.flush();
+                }
+            }
+        }
+        if (config.json() != null) {
+            write(config, nic, ranks, ab, figures);
+        }
+    }
+
+    private static long minWarmupNs(final PerfConfig config) {
+        return config.given().contains("warmup") ? 0 : MIN_WARMUP_NS;
+    }
+
+    /**
+     * The average microseconds per operation over {@code iterations}, after {@code warmup} unmeasured ones (and at
+     * least {@code minWarmupNs} of them).
+     */
+    static double measure(final Members members, final TestKind kind, final int size, final long iterations,
+                          final long warmup, final long minWarmupNs) {
+        members.buffers(kind, size);
+        try {
+            final long warmStart = System.nanoTime();
+            for (long i = 0; i < warmup || System.nanoTime() - warmStart < minWarmupNs; i++) {
+                members.once(kind, (int) (i % members.p));
+            }
+            final long start = System.nanoTime();
+            for (long i = 0; i < iterations; i++) {
+                members.once(kind, 0);
+            }
+            return (System.nanoTime() - start) / 1e3 / iterations;
+        } finally {
+            members.release();
+        }
+    }
+
+    /** {@code --iters}, else about 32 MiB moved per member and size, between 20 and 1000 operations. */
+    private static long iterations(final PerfConfig config, final TestKind kind, final int size, final int ranks) {
+        if (config.iterations() > 0) {
+            return config.iterations();
+        }
+        final long perOp = Math.max(64, kind == TestKind.CO_ALLGATHER || kind == TestKind.CO_ALLTOALL
+            ? (long) size * ranks : size);
+        return Math.clamp((32L << 20) / perOp, 20, 1000);
+    }
+
+    /** α and β in microseconds, from a two-member broadcast of 8 bytes and of {@link #BETA_BYTES}. */
+    private static double[] alphaBeta(final PerfConfig config, final String nic, final Configuration device) {
+        try (Members pair = new Members(nic, 2, device, config.timeoutMs())) {
+            final long small = config.iterations() > 0 ? config.iterations() : 1000;
+            final long large = config.iterations() > 0 ? config.iterations() : 50;
+            final double alpha = measure(pair, TestKind.CO_BCAST, 8, small, config.warmup(small),
+                3 * minWarmupNs(config));
+            final double big = measure(pair, TestKind.CO_BCAST, BETA_BYTES, large, config.warmup(large),
+                minWarmupNs(config));
+            return new double[] {alpha, Math.max(0, big - alpha) / BETA_BYTES};
+        }
+    }
+
+    private static void write(final PerfConfig config, final String nic, final int ranks, final double[] ab,
+                              final List<Figure> figures) {
+        final StringBuilder sb = new StringBuilder(256 + 160 * figures.size());
+        sb.append("{\n  \"format\": \"jdet-perf-collectives/1\",\n  \"nic\": \"").append(nic.replace("\"", ""))
+            .append("\",\n  \"ranks\": ").append(ranks)
+            .append(",\n  \"driver\": \"one thread polls every member\",")
+            .append(String.format(Locale.ROOT, "%n  \"alpha_us\": %.4f,%n  \"beta_ns_per_byte\": %.6f,", ab[0],
+                ab[1] * 1000))
+            .append("\n  \"results\": [");
+        for (int i = 0; i < figures.size(); i++) {
+            final Figure f = figures.get(i);
+            sb.append(i == 0 ? "\n" : ",\n").append(String.format(Locale.ROOT,
+                "    {\"test\": \"%s\", \"size\": %d, \"iterations\": %d, \"avg_us\": %.3f, \"model_us\": %.3f, "
+                    + "\"algorithm\": \"%s\"}", f.kind().label(), f.size(), f.iterations(), f.avgUs(), f.modelUs(),
+                f.algorithm()));
+        }
+        sb.append("\n  ]\n}\n");
+        try {
+            Files.writeString(config.json(), sb);
+        } catch (final IOException e) {
+            throw new PerfException("cannot write " + config.json() + ": " + e, e);
+        }
+    }
+}

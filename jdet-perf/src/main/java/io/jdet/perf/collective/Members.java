@@ -1,0 +1,183 @@
+package io.jdet.perf.collective;
+
+import io.jdet.Access;
+import io.jdet.Collective;
+import io.jdet.CompletionQueue;
+import io.jdet.Configuration;
+import io.jdet.DataSegment;
+import io.jdet.Det;
+import io.jdet.EventQueue;
+import io.jdet.MemoryRegion;
+import io.jdet.Nic;
+import io.jdet.ProtectionDomain;
+import io.jdet.ReduceOp;
+import io.jdet.ReduceType;
+import io.jdet.WcStatus;
+import io.jdet.WorkCompletion;
+import io.jdet.perf.PerfException;
+import io.jdet.perf.TestKind;
+
+import java.lang.foreign.Arena;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The members of one collective group in this JVM, each on its own NIC (UDP on loopback, or the in-process fabric),
+ * driven by the calling thread alone: an operation is posted on every member in rank order, then every member is
+ * polled in turn until each has completed it (jdet's progress is driven by the caller, so one thread suffices).
+ */
+final class Members implements AutoCloseable {
+    private static final long TAG_BASE = 0x5045_5246_0000L;
+    private static int tags;
+
+    final int p;
+    private final Det det;
+    private final Nic[] nics;
+    private final ProtectionDomain[] pds;
+    private final CompletionQueue[] cqs;
+    private final Collective[] cos;
+    private Arena arena;
+    private final long timeoutMs;
+    private final WorkCompletion[] wc = {new WorkCompletion()};
+    private final boolean[] done;
+    private MemoryRegion[] src;
+    private MemoryRegion[] dst;
+    private long id;
+
+    /**
+     * Opens and joins the group.
+     *
+     * @param nic       {@code loop} for the in-process fabric, else a UDP NIC name such as {@code udp:127.0.0.1}
+     * @param p         members
+     * @param config    the device configuration (its collective tunables choose the algorithms)
+     * @param timeoutMs the longest any wait may last
+     */
+    Members(final String nic, final int p, final Configuration config, final long timeoutMs) {
+        this.p = p;
+        this.timeoutMs = timeoutMs;
+        det = Det.open(config.jmx(false));
+        final EventQueue events = det.createEvent(null);
+        nics = new Nic[p];
+        pds = new ProtectionDomain[p];
+        cqs = new CompletionQueue[p];
+        cos = new Collective[p];
+        done = new boolean[p];
+        final long tag = TAG_BASE + ProcessHandle.current().pid() * 64 + nextTag();
+        final String name = nic.startsWith("loop") ? "loop:co-perf-" + tag : nic;
+        try {
+            for (int i = 0; i < p; i++) {
+                nics[i] = det.openNic(name, events);
+                pds[i] = nics[i].allocPd();
+                cqs[i] = nics[i].createCq(64, null);
+                cos[i] = pds[i].createCollective(cqs[i]);
+            }
+            for (int i = 0; i < p; i++) {
+                cos[i].join(++id, tag, p, i, nics[0].address(), 0);
+            }
+            awaitAll("join");
+        } catch (final RuntimeException e) {
+            close();
+            throw e;
+        }
+    }
+
+    private static synchronized int nextTag() {
+        return ++tags;
+    }
+
+    /** Sizes every member's source and destination buffers for a test at a size. */
+    void buffers(final TestKind kind, final int size) {
+        final long in = switch (kind) {
+            case CO_ALLGATHER -> size;
+            case CO_ALLTOALL -> (long) size * p;
+            default -> size;
+        };
+        final long out = switch (kind) {
+            case CO_ALLGATHER, CO_ALLTOALL -> (long) size * p;
+            default -> size;
+        };
+        release();
+        arena = Arena.ofShared();
+        src = new MemoryRegion[p];
+        dst = new MemoryRegion[p];
+        for (int i = 0; i < p; i++) {
+            src[i] = pds[i].regMr(arena.allocate(Math.max(8, in), 64), Access.LOCAL_READ | Access.LOCAL_WRITE);
+            dst[i] = pds[i].regMr(arena.allocate(Math.max(8, out), 64), Access.LOCAL_READ | Access.LOCAL_WRITE);
+        }
+    }
+
+    /** Frees the buffers of the last {@link #buffers} (their memory too). */
+    void release() {
+        for (int i = 0; src != null && i < p; i++) {
+            src[i].close();
+            dst[i].close();
+        }
+        src = null;
+        dst = null;
+        if (arena != null) {
+            arena.close();
+            arena = null;
+        }
+    }
+
+    private static DataSegment ds(final MemoryRegion mr) {
+        return new DataSegment(mr.address(), (int) mr.length(), mr.lKey());
+    }
+
+    /**
+     * Runs one operation on every member and waits for all of them.
+     *
+     * @param kind the collective
+     * @param root the root of a broadcast
+     */
+    void once(final TestKind kind, final int root) {
+        id++;
+        for (int i = 0; i < p; i++) {
+            switch (kind) {
+                case CO_BARRIER -> cos[i].barrier(id, 0);
+                case CO_BCAST -> cos[i].bcast(id, root, ds(i == root ? src[i] : dst[i]), 0);
+                case CO_ALLGATHER -> cos[i].allgather(id, ds(src[i]), ds(dst[i]), 0);
+                case CO_ALLTOALL -> cos[i].alltoall(id, ds(src[i]), ds(dst[i]), 0);
+                case CO_ALLREDUCE -> cos[i].allreduce(id, ds(src[i]), ds(dst[i]), ReduceOp.SUM, ReduceType.INT64,
+                    0);
+                default -> throw new IllegalArgumentException(kind + " is not a collective");
+            }
+        }
+        awaitAll(kind.label());
+    }
+
+    private void awaitAll(final String what) {
+        java.util.Arrays.fill(done, false);
+        int have = 0;
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (have < p) {
+            for (int i = 0; i < p; i++) {
+                if (!done[i] && cqs[i].poll(wc) == 1) {
+                    if (wc[0].status() != WcStatus.SUCCESS) {
+                        throw new PerfException(what + " failed at rank " + i + ": " + wc[0]);
+                    }
+                    done[i] = true;
+                    have++;
+                }
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw new PerfException(what + " of " + p + " members did not complete within " + timeoutMs + " ms");
+            }
+        }
+    }
+
+    /** The first member's NIC address. */
+    String address() {
+        return nics[0].address();
+    }
+
+    @Override
+    public void close() {
+        release();
+        for (final Collective co : cos) {
+            if (co != null) {
+                co.close();
+            }
+        }
+        det.close();
+    }
+}

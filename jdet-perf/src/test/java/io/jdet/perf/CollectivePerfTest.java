@@ -1,0 +1,57 @@
+package io.jdet.perf;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.Set;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A tiny {@code jdet perf --tests co-* --ranks 3} run on the in-process fabric: every figure is there, with its
+ * model prediction and algorithm (never its speed); and the co-* tests' option rules.
+ */
+class CollectivePerfTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void everyCollectiveHasAFigureAndAModelPrediction() throws Exception {
+        final Path json = dir.resolve("co.json");
+        final PerfToolTest.Run run = PerfToolTest.Run.of("perf", "--nic", "loop", "--tests",
+            "co-barrier,co-bcast,co-allgather,co-alltoall,co-allreduce", "--ranks", "3", "--sizes", "8,20K",
+            "--iters", "5", "--warmup", "2", "-q", "--json", json.toString());
+        assertEquals(0, run.status(), run::describe);
+        assertTrue(run.out().contains("# co-allreduce, 3 ranks"), run::describe);
+        final JsonNode root = new ObjectMapper().readTree(json.toFile());
+        assertEquals("jdet-perf-collectives/1", root.path("format").asText());
+        assertEquals(3, root.path("ranks").asInt());
+        assertTrue(root.path("alpha_us").asDouble() > 0, root::toString);
+        assertTrue(root.path("beta_ns_per_byte").asDouble() >= 0, root::toString);
+        final Set<String> seen = new HashSet<>();
+        for (final JsonNode figure : root.path("results")) {
+            seen.add(figure.path("test").asText() + "@" + figure.path("size").asInt());
+            assertEquals(5, figure.path("iterations").asLong());
+            assertTrue(figure.path("avg_us").asDouble() > 0, figure::toString);
+            assertTrue(figure.path("model_us").asDouble() > 0, figure::toString);
+            assertTrue(!figure.path("algorithm").asText().isEmpty(), figure::toString);
+        }
+        assertEquals(Set.of("co-barrier@0", "co-bcast@8", "co-bcast@20480", "co-allgather@8", "co-allgather@20480",
+            "co-alltoall@8", "co-alltoall@20480", "co-allreduce@8", "co-allreduce@20480"), seen);
+    }
+
+    @Test
+    void theCollectiveTestsRunOnTheirOwnAndRanksNeedsThem() {
+        final PerfToolTest.Run mixed = PerfToolTest.Run.of("perf", "--tests", "co-bcast,lat-send");
+        assertEquals(2, mixed.status(), mixed::describe);
+        assertTrue(mixed.err().contains("the co-* tests run on their own"), mixed::describe);
+        final PerfToolTest.Run ranks = PerfToolTest.Run.of("perf", "--tests", "lat-send", "--ranks", "3");
+        assertEquals(2, ranks.status(), ranks::describe);
+        assertTrue(ranks.err().contains("--ranks is for the co-* tests"), ranks::describe);
+    }
+}
