@@ -67,4 +67,21 @@ public interface ConnectionManager {
      *                      EINTR if the thread was interrupted
      */
     void disconnect(QueuePair queuePair, long timeoutMs);
+
+    /**
+     * How this connection manager protects the connections it makes from now on, as both its requests and its
+     * acceptances; starts as the device's {@link Configuration#security()}. A connection made earlier keeps its
+     * protection. A peer whose mode differs refuses the handshake: the connect fails with ECONNREFUSED.
+     *
+     * @param security the settings
+     * @throws IllegalArgumentException if security is null
+     */
+    void security(Security security);
+
+    /**
+     * How this connection manager protects the connections it makes.
+     *
+     * @return the settings
+     */
+    Security security();
 }
