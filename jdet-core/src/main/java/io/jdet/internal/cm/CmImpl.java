@@ -481,7 +481,13 @@ public final class CmImpl implements CmHandler {
         final byte[] exchange = java.util.Arrays.copyOf(block, CmHandshake.BLOCK_LENGTH);
         final String refused = o.handshake.takePeer(exchange);
         if (refused != null) {
-            return (CmHandshake.modeOf(exchange) != o.handshake.mode() ? "mode: " : "") + refused;
+            if (CmHandshake.modeOf(exchange) == o.handshake.mode()) {
+                // An untrusted static key: a READY whose MAC cannot be right makes the acceptor fail at once too.
+                wire.send(peer, Frame.OP_CM_READY, o.qp.number, o.id, o.serviceId, 0, 0, 0, NO_DATA, 0, 0,
+                    new byte[CmHandshake.MAC_LENGTH]);
+                return refused;
+            }
+            return "mode: " + refused;
         }
         final long isns = Frame.address(f);
         final String failed = o.handshake.derive(true, CmHandshake.fields(o.serviceId, o.id, o.qp.number,
