@@ -119,22 +119,38 @@ public final class Security {
         return new Security(mode, psk, staticKey, List.copyOf(list));
     }
 
-    /** @return the mode */
+    /**
+     * The mode.
+     *
+     * @return the mode
+     */
     public Mode mode() {
         return mode;
     }
 
-    /** @return a copy of the pre-shared key, or null */
+    /**
+     * The pre-shared key.
+     *
+     * @return a copy of it, or null
+     */
     public byte[] preSharedKey() {
         return psk == null ? null : psk.clone();
     }
 
-    /** @return this end's static key pair, or null */
+    /**
+     * This end's static key pair.
+     *
+     * @return it, or null
+     */
     public KeyPair staticKey() {
         return staticKey;
     }
 
-    /** @return the trusted peers' public keys, empty when any peer is accepted */
+    /**
+     * The trusted peers' public keys.
+     *
+     * @return them, empty when any peer is accepted
+     */
     public List<PublicKey> peerKeys() {
         return peerKeys;
     }

@@ -6,13 +6,13 @@ import io.jdet.internal.wire.FrameGather;
 
 import javax.crypto.AEADBadTagException;
 import javax.crypto.Cipher;
-import javax.crypto.Mac;
 import javax.crypto.spec.GCMParameterSpec;
 import javax.crypto.spec.SecretKeySpec;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
 
 /**
  * The per-frame protection of one connection (both directions), keyed by the connection manager's handshake. A
@@ -49,8 +49,11 @@ public final class FrameSeal {
     private final boolean encrypt;
     private final SealBuffers buffers;
     private final Counters counters;
-    private final Mac txMac;
-    private final Mac rxMac;
+    /** AUTH: HMAC-SHA256 computed on a reused digest (the JDK's {@code Mac.doFinal} allocates its result). */
+    private final MessageDigest txDigest;
+    private final MessageDigest rxDigest;
+    private final byte[][] txPads;
+    private final byte[][] rxPads;
     private final Cipher txCipher;
     private final Cipher rxCipher;
     private final SecretKeySpec txKey;
@@ -89,17 +92,19 @@ public final class FrameSeal {
                 this.rxKey = new SecretKeySpec(rxKey, "AES");
                 this.txCipher = Cipher.getInstance("AES/GCM/NoPadding");
                 this.rxCipher = Cipher.getInstance("AES/GCM/NoPadding");
-                this.txMac = null;
-                this.rxMac = null;
+                this.txDigest = null;
+                this.rxDigest = null;
+                this.txPads = null;
+                this.rxPads = null;
             } else {
                 this.txKey = null;
                 this.rxKey = null;
                 this.txCipher = null;
                 this.rxCipher = null;
-                this.txMac = Mac.getInstance("HmacSHA256");
-                this.rxMac = Mac.getInstance("HmacSHA256");
-                txMac.init(new SecretKeySpec(txKey, "HmacSHA256"));
-                rxMac.init(new SecretKeySpec(rxKey, "HmacSHA256"));
+                this.txDigest = MessageDigest.getInstance("SHA-256");
+                this.rxDigest = MessageDigest.getInstance("SHA-256");
+                this.txPads = pads(txKey);
+                this.rxPads = pads(rxKey);
             }
         } catch (final GeneralSecurityException e) {
             throw new IllegalStateException("the JDK lacks a required algorithm", e);
@@ -134,15 +139,16 @@ public final class FrameSeal {
                 payload.add(b.txSealedSegment, b.txSealedView, 0, n + TRAILER_LENGTH);
             } else {
                 b.numberSegment.set(LE_LONG, 0, pn);
-                txMac.update(b.number, 0, PN_LENGTH);
-                txMac.update(b.header, 0, Frame.HEADER_LENGTH);
+                txDigest.update(txPads[0]);
+                txDigest.update(b.number, 0, PN_LENGTH);
+                txDigest.update(b.header, 0, Frame.HEADER_LENGTH);
                 for (int i = 0; i < payload.count(); i++) {
                     final int length = payload.length(i);
                     MemorySegment.copy(payload.segment(i), ValueLayout.JAVA_BYTE, payload.offset(i), b.txPlain, 0,
                         length);
-                    txMac.update(b.txPlain, 0, length);
+                    txDigest.update(b.txPlain, 0, length);
                 }
-                txMac.doFinal(b.tag, 0);
+                finishHmac(txDigest, txPads[1], b.tag);
                 System.arraycopy(b.tag, 0, b.txSealed, 0, TAG_LENGTH);
                 b.txSealedSegment.set(LE_LONG, TAG_LENGTH, pn);
                 payload.add(b.txSealedSegment, b.txSealedView, 0, TRAILER_LENGTH);
@@ -184,11 +190,12 @@ public final class FrameSeal {
                 out = b.rxPlainSegment;
             } else {
                 b.numberSegment.set(LE_LONG, 0, pn);
-                rxMac.update(b.number, 0, PN_LENGTH);
-                rxMac.update(b.header, 0, Frame.HEADER_LENGTH);
+                rxDigest.update(rxPads[0]);
+                rxDigest.update(b.number, 0, PN_LENGTH);
+                rxDigest.update(b.header, 0, Frame.HEADER_LENGTH);
                 MemorySegment.copy(f, ValueLayout.JAVA_BYTE, Frame.HEADER_LENGTH, b.rxIn, 0, n + TAG_LENGTH);
-                rxMac.update(b.rxIn, 0, n);
-                rxMac.doFinal(b.tag, 0);
+                rxDigest.update(b.rxIn, 0, n);
+                finishHmac(rxDigest, rxPads[1], b.tag);
                 if (!sameTag(b.tag, b.rxIn, n)) {
                     counters.sealBadTag++;
                     return null;
@@ -204,6 +211,27 @@ public final class FrameSeal {
         }
         replay.commit(pn);
         return out;
+    }
+
+    /** HMAC's key pads (RFC 2104): the key, zero-padded to SHA-256's 64-byte block, XOR 0x36 and XOR 0x5c. */
+    private static byte[][] pads(final byte[] key) {
+        final byte[] inner = new byte[64];
+        final byte[] outer = new byte[64];
+        for (int i = 0; i < 64; i++) {
+            final byte k = i < key.length ? key[i] : 0;
+            inner[i] = (byte) (k ^ 0x36);
+            outer[i] = (byte) (k ^ 0x5c);
+        }
+        return new byte[][] {inner, outer};
+    }
+
+    /** Ends an HMAC whose inner hash has all its input: tag = H(outer pad ‖ H(inner pad ‖ input)). */
+    private static void finishHmac(final MessageDigest digest, final byte[] outerPad, final byte[] tag)
+        throws GeneralSecurityException {
+        digest.digest(tag, 0, 32);
+        digest.update(outerPad);
+        digest.update(tag, 0, 32);
+        digest.digest(tag, 0, 32);
     }
 
     /** Compares a computed tag with a received one in time independent of where they differ. */
