@@ -265,11 +265,26 @@ class SecureConnectionTest {
             assertEquals(QpState.CONNECTED, pair.qpA.query().state());
             assertEquals(QpState.CONNECTED, pair.qpB.query().state());
 
+            // A spoofed connection manager disconnect with the exact sequence number, but no MAC: ignored.
+            final byte[] cmDisconnect = new byte[Frame.HEADER_LENGTH];
+            final MemorySegment d = MemorySegment.ofArray(cmDisconnect);
+            Frame.writeBase(d, Frame.OP_CM_DISCONNECT, 0, 0, 0, pair.qpA.number(),
+                ((io.jdet.internal.verbs.QpImpl) pair.qpA).nextRequestSeq(), 0, 0, 0x1234);
+            Frame.writeExtension(d, 0, 0, 0, pair.qpB.number(), 0, 0, 0);
+            final long badTagsB = counter(pair.nicB, "rx.seal.bad_tag");
+            inject(pair, pair.nicB, pair.nicA, cmDisconnect);
+            assertEquals(badTagsB + 1, counter(pair.nicB, "rx.seal.bad_tag"));
+            assertEquals(QpState.CONNECTED, pair.qpB.query().state());
+
             // The connection still carries data, every byte right.
             Tests.fill(pair.bufA.asSlice(0, 50_000), 5);
             pair.qpA.write(2, sge(pair.mrA, 0, 50_000), 1, pair.mrB.address(), pair.mrB.rKey(), 0, 0);
             Tests.expectSuccess(pair.cqA, 1);
             Tests.assertSameBytes(pair.bufA.asSlice(0, 50_000), pair.bufB.asSlice(0, 50_000));
+            // And the real, authenticated disconnect ends it at both ends.
+            pair.nicA.connectionManager().disconnect(pair.qpA, 5_000);
+            Loopback.awaitState(pair.qpB, QpState.IDLE);
+            assertEquals(QpState.IDLE, pair.qpA.query().state());
         }
     }
 

@@ -52,6 +52,7 @@ final class CmHandshake {
     private byte[] serverToClient;
     private byte[] serverConfirm;
     private byte[] clientConfirm;
+    private byte[] controlKey;
     private byte[] transcript;
 
     CmHandshake(final Security security) {
@@ -155,6 +156,7 @@ final class CmHandshake {
             serverToClient = expand(hkdf, prk, "s2c key", keyLength);
             serverConfirm = expand(hkdf, prk, "s confirm", 32);
             clientConfirm = expand(hkdf, prk, "c confirm", 32);
+            controlKey = expand(hkdf, prk, "cm control", 32);
             return null;
         } catch (final GeneralSecurityException | IllegalStateException e) {
             return "key agreement failed: " + e.getMessage();
@@ -191,7 +193,7 @@ final class CmHandshake {
      */
     FrameSeal seal(final boolean client, final NicImpl nic) {
         return new FrameSeal(security.mode(), client ? clientToServer : serverToClient,
-            client ? serverToClient : clientToServer, client, nic.sealBuffers(), nic.counters);
+            client ? serverToClient : clientToServer, client, controlKey, nic.sealBuffers(), nic.counters);
     }
 
     /**

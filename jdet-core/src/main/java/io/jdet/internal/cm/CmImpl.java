@@ -582,6 +582,11 @@ public final class CmImpl implements CmHandler {
                 nic.counters.foreignSource++;
                 return; // only the connected peer may disconnect a queue pair
             }
+            if (qp.seal != null && !java.security.MessageDigest.isEqual(CmWire.block(f),
+                qp.seal.controlMac(disconnectFields(Frame.msgId(f), Frame.seq(f), from, target)))) {
+                nic.counters.sealBadTag++; // a protected connection ends only by its peer's authenticated word
+                return;
+            }
             if (!ControlCheck.exact(qp, Frame.seq(f))) {
                 return; // the peer disconnects only when quiescent, so its next request is exactly the expected one
             }
@@ -623,8 +628,16 @@ public final class CmImpl implements CmHandler {
     }
 
     private void sendDisconnect(final CmOutgoing d) {
-        wire.send(d.peer, Frame.OP_CM_DISCONNECT, d.qp.number, d.id, d.qp.remoteQpNum, 0, 0, 0, NO_DATA,
-            d.qp.nextRequestSeq(), 0);
+        final int seq = d.qp.nextRequestSeq();
+        wire.send(d.peer, Frame.OP_CM_DISCONNECT, d.qp.number, d.id, d.qp.remoteQpNum, 0, 0, 0, NO_DATA, seq, 0,
+            d.qp.seal == null ? null : d.qp.seal.controlMac(disconnectFields(d.id, seq, d.qp.number,
+                d.qp.remoteQpNum)));
+    }
+
+    /** What a protected CM_DISCONNECT's MAC covers: its id, sequence number, sender's and target queue pairs. */
+    private static byte[] disconnectFields(final int id, final int seq, final int from, final int target) {
+        return java.nio.ByteBuffer.allocate(20).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(Frame.OP_CM_DISCONNECT)
+            .putInt(id).putInt(seq).putInt(from).putInt(target).array();
     }
 
     /** Retransmits what is due and forgets finished exchanges. Engine lock held; allocation free when idle. */

@@ -101,7 +101,7 @@ final class CmWire {
 
     /**
      * The length of the protected-handshake block a CM frame ends with: REQUEST a key-exchange block, ACCEPT one
-     * and a MAC, READY a MAC; 0 for an unprotected frame or another opcode.
+     * and a MAC, READY and DISCONNECT a MAC; 0 for an unprotected frame or another opcode.
      */
     static int blockLength(final MemorySegment f) {
         if ((Frame.flags(f) & Frame.FLAG_PROTECTED) == 0) {
@@ -110,7 +110,7 @@ final class CmWire {
         return switch (Frame.opcode(f)) {
             case Frame.OP_CM_REQUEST -> CmHandshake.BLOCK_LENGTH;
             case Frame.OP_CM_ACCEPT -> CmHandshake.BLOCK_LENGTH + CmHandshake.MAC_LENGTH;
-            case Frame.OP_CM_READY -> CmHandshake.MAC_LENGTH;
+            case Frame.OP_CM_READY, Frame.OP_CM_DISCONNECT -> CmHandshake.MAC_LENGTH;
             default -> 0;
         };
     }

@@ -63,6 +63,8 @@ public final class FrameSeal {
     private final MemorySegment txNonceSegment = MemorySegment.ofArray(txNonce);
     private final MemorySegment rxNonceSegment = MemorySegment.ofArray(rxNonce);
     private final ReplayWindow replay = new ReplayWindow();
+    /** Authenticates the connection manager's frames about this connection (its disconnect). */
+    private final byte[] controlKey;
     private long txNext;
 
     /**
@@ -72,16 +74,18 @@ public final class FrameSeal {
      * @param txKey    the key of the frames this side sends (16 bytes for ENCRYPT, 32 for AUTH)
      * @param rxKey    the key of the frames the peer sends
      * @param client   whether this side connected (chooses the direction ids)
+     * @param controlKey the key of {@link #controlMac} (32 bytes)
      * @param buffers  the NIC's scratch memory
      * @param counters the NIC's counters
      * @throws IllegalStateException if the JDK lacks the algorithm (it never does: both are required ones)
      */
     public FrameSeal(final Security.Mode mode, final byte[] txKey, final byte[] rxKey, final boolean client,
-                     final SealBuffers buffers, final Counters counters) {
+                     final byte[] controlKey, final SealBuffers buffers, final Counters counters) {
         if (mode == Security.Mode.NONE) {
             throw new IllegalArgumentException("mode NONE needs no seal");
         }
         this.encrypt = mode == Security.Mode.ENCRYPT;
+        this.controlKey = controlKey.clone();
         this.buffers = buffers;
         this.counters = counters;
         txNonceSegment.set(BE_INT, 0, client ? CLIENT_TO_SERVER : SERVER_TO_CLIENT);
@@ -241,6 +245,23 @@ public final class FrameSeal {
             diff |= computed[i] ^ received[at + i];
         }
         return diff == 0;
+    }
+
+    /**
+     * The MAC a connection manager frame about this connection carries (a CM_DISCONNECT), so that an on-path
+     * attacker cannot end the connection with one. Control path: allocates.
+     *
+     * @param message the frame's fields that must not change
+     * @return HMAC-SHA256 of them under the connection's control key
+     */
+    public byte[] controlMac(final byte[] message) {
+        try {
+            final javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
+            mac.init(new SecretKeySpec(controlKey, "HmacSHA256"));
+            return mac.doFinal(message);
+        } catch (final GeneralSecurityException e) {
+            throw new IllegalStateException("the JDK lacks HmacSHA256", e);
+        }
     }
 
     /** @return the packet number the next frame sent will carry */
