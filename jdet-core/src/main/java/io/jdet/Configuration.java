@@ -160,6 +160,7 @@ public final class Configuration implements Cloneable {
     private int unknownRepliesPerSecond = Integer.getInteger(UNKNOWN_REPLIES_PROP, UNKNOWN_REPLIES_DEFAULT);
     private int challengeAcksPerSecond = Integer.getInteger(CHALLENGE_ACKS_PROP, CHALLENGE_ACKS_DEFAULT);
     private int cmPendingPerSource = Integer.getInteger(CM_PENDING_PER_SOURCE_PROP, CM_PENDING_PER_SOURCE_DEFAULT);
+    private Security security = Security.NONE;
 
     /** Creates a configuration from the defaults and system properties. */
     public Configuration() {
@@ -196,6 +197,7 @@ public final class Configuration implements Cloneable {
         check(ethSpinUs >= 0 && ethSpinUs <= 1_000_000, "ethSpinUs must be in [0, 1000000]");
         check(faults != null, "faults must not be null");
         check(collectives != null, "collectives must not be null");
+        check(security != null, "security must not be null");
         check(capture == null || !capture.isBlank(), "capture must name a file, or be null");
         return this;
     }
@@ -672,6 +674,28 @@ public final class Configuration implements Cloneable {
     }
 
     /**
+     * How the connection managers of this device's NICs protect the connections they make, unless a NIC's
+     * {@link ConnectionManager#security(Security)} says otherwise: {@link Security#NONE} by default.
+     *
+     * @return the settings
+     */
+    public Security security() {
+        return security;
+    }
+
+    /**
+     * Sets how connection managers protect their connections; checked when a device opens with this configuration
+     * (not null).
+     *
+     * @param value the settings, say {@code Security.of(Security.Mode.ENCRYPT).withPreSharedKey(key)}
+     * @return this
+     */
+    public Configuration security(final Security value) {
+        security = value;
+        return this;
+    }
+
+    /**
      * Challenge ACKs per second per NIC (RFC 5961).
      *
      * @return the rate
@@ -727,6 +751,6 @@ public final class Configuration implements Cloneable {
             + ", ethEtherType=0x" + Integer.toHexString(ethEtherType) + ", ethSpinUs=" + ethSpinUs
             + ", faults=" + faults + ", collectives=" + collectives + ", capture=" + capture + ", jmx=" + jmx
             + ", unknownRepliesPerSecond=" + unknownRepliesPerSecond + ", challengeAcksPerSecond="
-            + challengeAcksPerSecond + ", cmPendingPerSource=" + cmPendingPerSource + "]";
+            + challengeAcksPerSecond + ", cmPendingPerSource=" + cmPendingPerSource + ", security=" + security + "]";
     }
 }

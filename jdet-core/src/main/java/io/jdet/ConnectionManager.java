@@ -46,7 +46,9 @@ public interface ConnectionManager {
      *                      longer than {@link #MAX_PRIVATE_DATA} or the timeout is negative; ENODEV if the address
      *                      cannot be reached from this NIC; ETIMEDOUT if no answer came in time; EINTR if the
      *                      thread was interrupted; ECONNREFUSED if the acceptance was malformed (a max_or or max_ir
-     *                      out of range, queue pair 0); EIO if the NIC failed fatally ({@link EventCode#NIC_FATAL})
+     *                      out of range, queue pair 0), or the peer's {@link Security} mode is another; EACCES if a
+     *                      protected handshake failed (another pre-shared key, an untrusted or unproven static
+     *                      key); EIO if the NIC failed fatally ({@link EventCode#NIC_FATAL})
      * @throws ConnectionRejectedException (errno ECONNREFUSED) if the peer rejected the request, with its private
      *                                     data, or nobody listens on the service
      * @throws IllegalStateException if the NIC is closed
@@ -67,4 +69,21 @@ public interface ConnectionManager {
      *                      EINTR if the thread was interrupted
      */
     void disconnect(QueuePair queuePair, long timeoutMs);
+
+    /**
+     * How this connection manager protects the connections it makes from now on, as both its requests and its
+     * acceptances; starts as the device's {@link Configuration#security()}. A connection made earlier keeps its
+     * protection. A peer whose mode differs refuses the handshake: the connect fails with ECONNREFUSED.
+     *
+     * @param security the settings
+     * @throws IllegalArgumentException if security is null
+     */
+    void security(Security security);
+
+    /**
+     * How this connection manager protects the connections it makes.
+     *
+     * @return the settings
+     */
+    Security security();
 }

@@ -59,7 +59,9 @@ public interface ConnectionRequest {
      * @throws DetException EINVAL if the request was answered already, the queue pair is not an IDLE queue pair of
      *                      this NIC, the private data is longer than {@link ConnectionManager#MAX_PRIVATE_DATA} or
      *                      the timeout is negative; ETIMEDOUT if no confirmation came in time (the queue pair is
-     *                      then in ERROR); EINTR if the thread was interrupted; EIO if the NIC failed fatally
+     *                      then in ERROR); EACCES if the request is protected and the requester did not prove the
+     *                      handshake's keys (the queue pair is then in ERROR); EINTR if the thread was interrupted;
+     *                      EIO if the NIC failed fatally
      *                      ({@link EventCode#NIC_FATAL})
      */
     void accept(QueuePair queuePair, byte[] privateData, long timeoutMs);

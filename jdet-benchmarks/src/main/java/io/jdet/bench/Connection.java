@@ -30,6 +30,22 @@ public final class Connection implements AutoCloseable {
      * @throws IllegalStateException if the NIC name names no link this build has (ENODEV)
      */
     public Connection(final String nicName, final int bufferBytes, final int sqDepth, final int rqDepth) {
+        this(nicName, bufferBytes, sqDepth, rqDepth, io.jdet.Security.NONE);
+    }
+
+    /**
+     * Opens both sides and connects them: plainly with {@link QpModify#connect}, or through the connection manager
+     * with the given protection.
+     *
+     * @param nicName     the NIC name both sides open
+     * @param bufferBytes each side's registered buffer size
+     * @param sqDepth     send queue depth on both sides
+     * @param rqDepth     receive queue depth on both sides
+     * @param security    {@code Security.NONE} for a plain connection, else the protection both sides use
+     * @throws IllegalStateException if the NIC name names no link this build has (ENODEV)
+     */
+    public Connection(final String nicName, final int bufferBytes, final int sqDepth, final int rqDepth,
+                      final io.jdet.Security security) {
         det = Det.open();
         arena = Arena.ofShared();
         try {
@@ -37,11 +53,27 @@ public final class Connection implements AutoCloseable {
             final Nic nicB = open(det, nicName);
             a = new Endpoint(nicA, arena, bufferBytes, sqDepth, rqDepth);
             b = new Endpoint(nicB, arena, bufferBytes, sqDepth, rqDepth);
-            a.qp.modify(new QpModify().connect(nicB.address(), b.qp.number(), b.qp.query().localPsn()));
-            b.qp.modify(new QpModify().connect(nicA.address(), a.qp.number(), a.qp.query().localPsn()));
+            if (security.mode() == io.jdet.Security.Mode.NONE) {
+                a.qp.modify(new QpModify().connect(nicB.address(), b.qp.number(), b.qp.query().localPsn()));
+                b.qp.modify(new QpModify().connect(nicA.address(), a.qp.number(), a.qp.query().localPsn()));
+            } else {
+                connectProtected(nicA, nicB, security);
+            }
         } catch (final RuntimeException e) {
             close();
             throw e;
+        }
+    }
+
+    private void connectProtected(final Nic nicA, final Nic nicB, final io.jdet.Security security) {
+        final int service = 0xBE4C;
+        nicA.connectionManager().security(security);
+        nicB.connectionManager().security(security);
+        try (io.jdet.ConnectionListener listener = nicB.connectionManager().listen(service)) {
+            final java.util.concurrent.CompletableFuture<Void> accepted = java.util.concurrent.CompletableFuture
+                .runAsync(() -> listener.take(10_000).accept(b.qp, null, 10_000));
+            nicA.connectionManager().connect(nicB.address(), service, a.qp, null, 10_000);
+            accepted.join();
         }
     }
 

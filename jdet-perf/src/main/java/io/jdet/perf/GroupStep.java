@@ -48,7 +48,7 @@ final class GroupStep {
                 side.send(Message.of("INFO").with(q.localInfo().toFields()).build());
             }
             for (final JdetQp q : qps) {
-                q.connect(ConnectInfo.fromFields(side.expect("INFO").texts()).reachableFrom(end.peerHost()));
+                q.connect(ConnectInfo.fromFields(side.expect("INFO").texts()).reachableFrom(end.peerHost()), true);
             }
             final Figure figure;
             try (Arena arena = Arena.ofShared(); Crew crew = crew(step, end, fanout, qps, true, arena)) {
@@ -83,7 +83,7 @@ final class GroupStep {
                 side.send(Message.of("INFO").with(q.localInfo().toFields()).build());
             }
             for (int i = 0; i < qps.size(); i++) {
-                qps.get(i).connect(remote.get(i).reachableFrom(end.peerHost()));
+                qps.get(i).connect(remote.get(i).reachableFrom(end.peerHost()), false);
             }
             final long polls;
             try (Arena arena = Arena.ofShared(); Crew crew = crew(step, end, fanout, qps, false, arena)) {

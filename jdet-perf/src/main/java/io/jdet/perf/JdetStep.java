@@ -28,7 +28,7 @@ final class JdetStep {
         side.send(step.toMessage("TEST"));
         try (JdetQp q = open(step, end, true)) {
             side.send(Message.of("INFO").with(q.localInfo().toFields()).build());
-            q.connect(ConnectInfo.fromFields(side.expect("INFO").texts()).reachableFrom(end.peerHost()));
+            q.connect(ConnectInfo.fromFields(side.expect("INFO").texts()).reachableFrom(end.peerHost()), true);
             final Figure figure = step.kind().latency()
                 ? Phases.initiate(step, end, new JdetPingPong(q, end.settings().verify(), end.pattern()),
                     end.jdetTransport())
@@ -52,7 +52,7 @@ final class JdetStep {
         try (JdetQp q = open(step, end, false)) {
             final ConnectInfo remote = ConnectInfo.fromFields(side.expect("INFO").texts());
             side.send(Message.of("INFO").with(q.localInfo().toFields()).build());
-            q.connect(remote.reachableFrom(end.peerHost()));
+            q.connect(remote.reachableFrom(end.peerHost()), false);
             if (step.kind().latency()) {
                 Phases.respond(step, end, new JdetPingPong(q, end.settings().verify(), end.pattern()));
             } else {

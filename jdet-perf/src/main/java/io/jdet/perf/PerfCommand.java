@@ -98,6 +98,10 @@ public final class PerfCommand implements Callable<Integer> {
     @Option(names = "--verify", description = "Check every byte received.")
     private boolean verify;
 
+    @Option(names = "--secure", paramLabel = "MODE", description = "Protect jdet's connections: auth (every frame "
+        + "authenticated) or encrypt (also encrypted); they are then made by the connection manager.")
+    private String secure;
+
     @Option(names = "--loss", paramLabel = "RATE", description = "Fraction of jdet frames to drop.")
     private double loss;
 
@@ -257,10 +261,23 @@ public final class PerfCommand implements Callable<Integer> {
                 warmup == null ? -1 : warmup, burst == null ? PerfConfig.DEFAULT_BURST : burst, waitMode, verify,
                 faults, maxRd, chosen, timeoutMs,
                 timeoutSeconds == null ? PerfConfig.DEFAULT_ACCEPT_MS : timeoutMs, json, plot, quiet,
-                durationSeconds == null ? 0 : Math.max(1, Math.round(durationSeconds * 1000)), given(), fanout);
+                durationSeconds == null ? 0 : Math.max(1, Math.round(durationSeconds * 1000)), given(), fanout,
+                secureMode());
         } catch (final IllegalArgumentException | DetException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }
+    }
+
+    private io.jdet.Security.Mode secureMode() {
+        if (secure == null) {
+            return io.jdet.Security.Mode.NONE;
+        }
+        return switch (secure.toLowerCase(java.util.Locale.ROOT)) {
+            case "auth" -> io.jdet.Security.Mode.AUTH;
+            case "encrypt" -> io.jdet.Security.Mode.ENCRYPT;
+            case "none" -> io.jdet.Security.Mode.NONE;
+            default -> throw new IllegalArgumentException("--secure must be auth, encrypt or none");
+        };
     }
 
     /** The run options this command line gave (the others take their defaults, or at a server the client's). */

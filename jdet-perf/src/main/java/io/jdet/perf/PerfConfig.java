@@ -35,11 +35,14 @@ import java.util.concurrent.TimeUnit;
  * @param given         the {@link RunOptions} keys given on this end's command line: a server refuses a client
  *                      whose run options differ from these, and takes the client's for the others
  * @param fanout        the queue pairs and threads of the bandwidth tests ({@code --qps}, {@code --threads})
+ * @param secure        the protection of jdet's connections ({@code --secure}); NONE connects with
+ *                      {@code QpModify.connect}, AUTH and ENCRYPT through the connection manager
  */
 public record PerfConfig(Role role, String nic, String host, int port, List<TestKind> tests, List<Integer> sizes,
                          long iterations, long warmup, int burst, boolean waitMode, boolean verify, FaultPlan faults,
                          int maxRd, Set<Baseline> baselines, long timeoutMs, long acceptMs, Path json, Path plot,
-                         boolean quiet, long durationMs, Set<String> given, Fanout fanout) {
+                         boolean quiet, long durationMs, Set<String> given, Fanout fanout,
+                         io.jdet.Security.Mode secure) {
     /** det_perf's TCP port, used for the side channel unless {@code --port} says otherwise. */
     public static final int DEFAULT_PORT = 45248;
     /** The default NIC of the embedded run: UDP on loopback (with a fallback to the in-process fabric). */
@@ -103,6 +106,7 @@ public record PerfConfig(Role role, String nic, String host, int port, List<Test
         check(timeoutMs >= 100 && timeoutMs <= TimeUnit.HOURS.toMillis(1), "--timeout must be in [0.1, 3600] s");
         check(acceptMs >= 100 && acceptMs <= TimeUnit.DAYS.toMillis(1), "the server's wait must be in [0.1 s, 1 d]");
         check(faults != null, "no fault plan");
+        check(secure != null, "no security mode");
         check(role == Role.CLIENT == (host != null),
             role == Role.CLIENT ? "--client needs a host" : "a host is only for --client");
         check(sizes.stream().distinct().count() == sizes.size(), "a size is given twice");
@@ -150,7 +154,23 @@ public record PerfConfig(Role role, String nic, String host, int port, List<Test
                       final Path plot, final boolean quiet, final long durationMs, final Set<String> given) {
         this(role, nic, host, port, tests, sizes, iterations, warmup, burst, waitMode, verify, faults, maxRd,
             baselines ? Baseline.DEFAULT : Set.of(), timeoutMs, acceptMs, json, plot, quiet, durationMs, given,
-            Fanout.SINGLE);
+            Fanout.SINGLE, io.jdet.Security.Mode.NONE);
+    }
+
+    /**
+     * A configuration with plain connections (see the canonical constructor).
+     *
+     * @throws IllegalArgumentException as the canonical constructor
+     */
+    @SuppressWarnings("checkstyle:ParameterNumber")
+    public PerfConfig(final Role role, final String nic, final String host, final int port, final List<TestKind> tests,
+                      final List<Integer> sizes, final long iterations, final long warmup, final int burst,
+                      final boolean waitMode, final boolean verify, final FaultPlan faults, final int maxRd,
+                      final Set<Baseline> baselines, final long timeoutMs, final long acceptMs, final Path json,
+                      final Path plot, final boolean quiet, final long durationMs, final Set<String> given,
+                      final Fanout fanout) {
+        this(role, nic, host, port, tests, sizes, iterations, warmup, burst, waitMode, verify, faults, maxRd,
+            baselines, timeoutMs, acceptMs, json, plot, quiet, durationMs, given, fanout, io.jdet.Security.Mode.NONE);
     }
 
     /**

@@ -2,6 +2,7 @@ package io.jdet.perf;
 
 import io.jdet.Configuration;
 import io.jdet.FaultPlan;
+import io.jdet.Security;
 
 import java.util.concurrent.TimeUnit;
 
@@ -13,8 +14,24 @@ import java.util.concurrent.TimeUnit;
  * @param maxRd     reads and atomics in flight
  * @param timeoutMs the longest wait
  * @param faults    faults jdet's links inject
+ * @param secure    the protection of jdet's connections
  */
-public record RunSettings(boolean waitMode, boolean verify, int maxRd, long timeoutMs, FaultPlan faults) {
+public record RunSettings(boolean waitMode, boolean verify, int maxRd, long timeoutMs, FaultPlan faults,
+                          Security.Mode secure) {
+
+    /**
+     * Settings with plain connections.
+     *
+     * @param waitMode  wait on events and block (else busy-poll)
+     * @param verify    check every byte received
+     * @param maxRd     reads and atomics in flight
+     * @param timeoutMs the longest wait
+     * @param faults    faults jdet's links inject
+     */
+    public RunSettings(final boolean waitMode, final boolean verify, final int maxRd, final long timeoutMs,
+                       final FaultPlan faults) {
+        this(waitMode, verify, maxRd, timeoutMs, faults, Security.Mode.NONE);
+    }
 
     /**
      * The settings of a configuration.
@@ -24,7 +41,7 @@ public record RunSettings(boolean waitMode, boolean verify, int maxRd, long time
      */
     public static RunSettings of(final PerfConfig config) {
         return new RunSettings(config.waitMode(), config.verify(), config.maxRd(), config.timeoutMs(),
-            config.faults());
+            config.faults(), config.secure());
     }
 
     /**
@@ -36,7 +53,7 @@ public record RunSettings(boolean waitMode, boolean verify, int maxRd, long time
         return Message.of("HELLO").with("wait", waitMode).with("verify", verify).with("maxrd", maxRd)
             .with("timeout", timeoutMs).with("loss", faults.lossRate()).with("dup", faults.duplicateRate())
             .with("reorder", faults.reorderRate()).with("corrupt", faults.corruptRate())
-            .with("seed", faults.seed()).build();
+            .with("seed", faults.seed()).with("secure", secure.name()).build();
     }
 
     /**
@@ -50,16 +67,17 @@ public record RunSettings(boolean waitMode, boolean verify, int maxRd, long time
     public static RunSettings of(final Message hello) {
         return new RunSettings(hello.flag("wait"), hello.flag("verify"),
             (int) hello.number("maxrd"), hello.number("timeout"), new FaultPlan(hello.decimal("loss"),
-            hello.decimal("dup"), hello.decimal("reorder"), hello.decimal("corrupt"), hello.number("seed")));
+            hello.decimal("dup"), hello.decimal("reorder"), hello.decimal("corrupt"), hello.number("seed")),
+            Security.Mode.valueOf(hello.text("secure")));
     }
 
     /**
      * The device configuration of a jdet end.
      *
-     * @return a configuration with the faults
+     * @return a configuration with the faults and the protection
      */
     public Configuration deviceConfiguration() {
-        return new Configuration().faults(faults);
+        return new Configuration().faults(faults).security(Security.of(secure));
     }
 
     /**

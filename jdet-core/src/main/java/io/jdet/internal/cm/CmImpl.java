@@ -8,6 +8,7 @@ import io.jdet.Errno;
 import io.jdet.EventCode;
 import io.jdet.QpState;
 import io.jdet.QueuePair;
+import io.jdet.Security;
 import io.jdet.internal.protocol.Isn;
 import io.jdet.internal.protocol.PeerValues;
 import io.jdet.internal.verbs.CmHandler;
@@ -37,6 +38,10 @@ public final class CmImpl implements CmHandler {
     static final int NO_LISTENER = 2;
     /** Reject reason: the request was malformed (a max_or or max_ir out of range, queue pair 0, too much data). */
     static final int MALFORMED = 3;
+    /** Reject reason: the request's protection (none, AUTH or ENCRYPT) is not the listener's. */
+    static final int SECURITY_MISMATCH = 4;
+    /** Reject reason: the requester's static key is not one the listener trusts. */
+    static final int UNTRUSTED = 5;
     /** Requests remembered at most; beyond it a refusal is answered without being remembered (a flood of
      *  requests cannot grow memory without bound). */
     static final int MAX_REMEMBERED = 4096;
@@ -50,6 +55,8 @@ public final class CmImpl implements CmHandler {
     private final Map<Integer, CmOutgoing> disconnects = new HashMap<>();
     private final CmCookie cookies = new CmCookie();
     private final CmSources sources;
+    /** How new connections are protected; written by the application, read under the engine lock. */
+    private volatile Security security;
     /** READY frames a requester sends again, on its retry schedule, in case the first was lost. */
     private static final int READY_RESENDS = 3;
 
@@ -68,6 +75,20 @@ public final class CmImpl implements CmHandler {
         this.changed = nic.lock.newCondition();
         this.sources = new CmSources(nic.link.address().startsWith("udp:"),
             nic.device.configuration.cmPendingPerSource());
+        this.security = nic.device.configuration.security();
+    }
+
+    @Override
+    public void security(final Security value) {
+        if (value == null) {
+            throw new IllegalArgumentException("security must not be null");
+        }
+        security = value;
+    }
+
+    @Override
+    public Security security() {
+        return security;
     }
 
     // ---------------------------------------------------------------- API
@@ -146,6 +167,8 @@ public final class CmImpl implements CmHandler {
             final long now = System.nanoTime();
             final CmOutgoing o = new CmOutgoing(id, peer, qp, serviceId, data, isn(), isn(),
                 new CmRetry(nic.minRtoNs, now));
+            final Security s = security;
+            o.handshake = s.mode() == Security.Mode.NONE ? null : new CmHandshake(s);
             connects.put(id, o);
             sendRequest(o);
             final boolean answered = await(() -> o.state != CmOutgoing.REQUESTED, timeoutMs);
@@ -164,12 +187,25 @@ public final class CmImpl implements CmHandler {
                         throw new ConnectionRejectedException(ConnectionRejectedException.Reason.NO_LISTENER, null,
                             "nobody listens on service " + serviceId + " at " + remoteAddress);
                     }
+                    if (o.reason == SECURITY_MISMATCH) {
+                        throw new DetException(Errno.ECONNREFUSED, remoteAddress + " service " + serviceId
+                            + " refused the protection " + (o.handshake == null ? "NONE" : security.mode())
+                            + ": its connection manager is set to another Security mode");
+                    }
+                    if (o.reason == UNTRUSTED) {
+                        throw new DetException(Errno.EACCES, remoteAddress + " does not trust this side's static key");
+                    }
                     if (o.reason == MALFORMED) {
                         throw new DetException(Errno.ECONNREFUSED, "malformed handshake with " + remoteAddress
                             + " (a limit out of range)");
                     }
                     throw new ConnectionRejectedException(ConnectionRejectedException.Reason.REJECTED, o.reply,
                         "the peer rejected the connection, with " + o.reply.length + " bytes of private data");
+                }
+                case CmOutgoing.AUTH_FAILED -> {
+                    connects.remove(id);
+                    throw new DetException(o.failure.startsWith("mode:") ? Errno.ECONNREFUSED : Errno.EACCES,
+                        "protected handshake with " + remoteAddress + " failed: " + o.failure);
                 }
                 default -> {
                     connects.remove(id);
@@ -193,10 +229,29 @@ public final class CmImpl implements CmHandler {
             r.reply = data;
             r.requestIsn = isn();
             r.responseIsn = isn();
+            if (r.handshake != null) {
+                final String failed = r.handshake.derive(false, CmHandshake.fields(r.serviceId, r.id, r.remoteQp,
+                    qp.number, r.peerRequestIsn, r.peerResponseIsn, r.requestIsn, r.responseIsn, r.cookie,
+                    r.privateData, data));
+                if (failed != null) {
+                    nic.counters.cmAuthFailed++;
+                    r.state = CmRequest.REJECTED;
+                    r.reason = UNTRUSTED;
+                    r.retry = new CmRetry(nic.minRtoNs, System.nanoTime());
+                    r.retry.finish(System.nanoTime());
+                    sendAnswer(r);
+                    throw new DetException(Errno.EACCES, "protected handshake with " + r.remoteAddress + ": "
+                        + failed);
+                }
+                r.acceptBlock = concat(r.handshake.block(), r.handshake.serverMac());
+            }
             qp.maxOr = Math.min(qp.maxOr, r.remoteMaxIr);
             // Connected before the acceptance leaves: the requester's first frame cannot find it unconnected.
             qp.connectTo(r.peer, r.remoteAddress, r.remoteQp, r.requestIsn, r.responseIsn, r.peerRequestIsn,
                 r.peerResponseIsn);
+            if (r.handshake != null) {
+                qp.protect(r.handshake.seal(false, nic)); // keyed before its first frame can leave or arrive
+            }
             r.state = CmRequest.ACCEPTED;
             r.retry = new CmRetry(nic.minRtoNs, System.nanoTime());
             sendAnswer(r);
@@ -206,6 +261,11 @@ public final class CmImpl implements CmHandler {
                 r.retry.finish(System.nanoTime());
                 qp.enterError(EventCode.QP_ERROR.code(), false, true, true);
                 throw new DetException(Errno.ETIMEDOUT, "the requester did not confirm within " + timeoutMs + " ms");
+            }
+            if (r.state == CmRequest.AUTH_FAILED) {
+                qp.enterError(EventCode.QP_ERROR.code(), false, true, true);
+                throw new DetException(Errno.EACCES, "the requester " + r.remoteAddress + " did not prove the"
+                    + " handshake's keys (another pre-shared key or static key)");
             }
         } finally {
             nic.lock.unlock();
@@ -298,6 +358,13 @@ public final class CmImpl implements CmHandler {
                     nic.counters.cmIgnored++;
                     return;
                 }
+                if (r.handshake != null && !r.handshake.peerMacValid(false, CmWire.block(f))) {
+                    nic.counters.cmAuthFailed++;
+                    r.state = CmRequest.AUTH_FAILED;
+                    r.retry.finish(System.nanoTime());
+                    changed.signalAll();
+                    return;
+                }
                 r.state = CmRequest.ESTABLISHED;
                 r.retry.finish(System.nanoTime());
                 changed.signalAll();
@@ -347,8 +414,14 @@ public final class CmImpl implements CmHandler {
         final int serviceId = Frame.key(f);
         final CmRequest r = new CmRequest(this, peer, nic.link.describe(peer), key.id(), serviceId, Frame.srcQp(f),
             Frame.address(f), Frame.operand1(f), CmWire.privateData(f));
+        r.cookie = Frame.operand2(f);
         final CmListener listener = listeners.get(serviceId);
         final boolean malformed = !wellFormed(f);
+        if (!malformed && listener != null && !protectionAgreed(r, f)) {
+            r.state = CmRequest.REJECTED; // refused without being remembered, as below
+            sendAnswer(r);
+            return;
+        }
         final boolean sourceFull = !malformed && listener != null && !sources.allows(incoming.values(), peer);
         if (!malformed && listener != null && incoming.size() >= MAX_REMEMBERED) {
             CmSources.evictAnswered(incoming.values());
@@ -369,6 +442,72 @@ public final class CmImpl implements CmHandler {
         changed.signalAll();
     }
 
+    /**
+     * Whether a validated request asks for this side's protection and, with static keys, presents a trusted one;
+     * if so, its key agreement starts ({@code r.handshake}). If not, sets the reject reason and counts it.
+     */
+    private boolean protectionAgreed(final CmRequest r, final MemorySegment f) {
+        final Security s = security;
+        final byte[] block = CmWire.block(f);
+        if (s.mode() == Security.Mode.NONE && block == null) {
+            return true;
+        }
+        if (s.mode() == Security.Mode.NONE || block == null || CmHandshake.modeOf(block) != s.mode()) {
+            nic.counters.cmAuthFailed++;
+            r.reason = SECURITY_MISMATCH;
+            return false;
+        }
+        final CmHandshake h = new CmHandshake(s);
+        if (h.takePeer(block) != null) {
+            nic.counters.cmAuthFailed++;
+            r.reason = UNTRUSTED;
+            return false;
+        }
+        r.handshake = h;
+        return true;
+    }
+
+    /**
+     * The requester's half of a protected handshake, on a well-formed ACCEPT: checks the acceptor's block and MAC;
+     * on success connects and protects the queue pair and returns null, else returns why it failed (prefixed
+     * {@code mode:} when the protection differs).
+     */
+    private String finishHandshake(final CmOutgoing o, final MemorySegment f, final long peer) {
+        final byte[] block = CmWire.block(f);
+        if (o.handshake == null) {
+            return block == null ? null : "mode: the acceptor protects the connection, this side does not";
+        }
+        if (block == null) {
+            return "mode: the acceptor does not protect the connection";
+        }
+        final byte[] exchange = java.util.Arrays.copyOf(block, CmHandshake.BLOCK_LENGTH);
+        final String refused = o.handshake.takePeer(exchange);
+        if (refused != null) {
+            if (CmHandshake.modeOf(exchange) == o.handshake.mode()) {
+                // An untrusted static key: a READY whose MAC cannot be right makes the acceptor fail at once too.
+                wire.send(peer, Frame.OP_CM_READY, o.qp.number, o.id, o.serviceId, 0, 0, 0, NO_DATA, 0, 0,
+                    new byte[CmHandshake.MAC_LENGTH]);
+                return refused;
+            }
+            return "mode: " + refused;
+        }
+        final long isns = Frame.address(f);
+        final String failed = o.handshake.derive(true, CmHandshake.fields(o.serviceId, o.id, o.qp.number,
+            Frame.srcQp(f), o.requestIsn, o.responseIsn, CmWire.low(isns), CmWire.high(isns), Frame.operand2(f),
+            o.privateData, CmWire.privateData(f)));
+        if (failed != null) {
+            return failed;
+        }
+        o.readyBlock = o.handshake.clientMac();
+        if (!o.handshake.peerMacValid(true, java.util.Arrays.copyOfRange(block, CmHandshake.BLOCK_LENGTH,
+            block.length))) {
+            // Tell the acceptor at once: its check of this MAC fails in turn, so its accept fails too.
+            wire.send(peer, Frame.OP_CM_READY, o.qp.number, o.id, o.serviceId, 0, 0, 0, NO_DATA, 0, 0, o.readyBlock);
+            return "the acceptor did not prove the handshake's keys (another pre-shared key or static key)";
+        }
+        return null;
+    }
+
     private void onAccept(final MemorySegment f, final long peer) {
         final CmOutgoing o = connects.get(Frame.msgId(f));
         if (o == null || o.peer != peer) {
@@ -376,7 +515,7 @@ public final class CmImpl implements CmHandler {
             return;
         }
         if (o.state == CmOutgoing.ESTABLISHED) {
-            wire.send(peer, Frame.OP_CM_READY, o.qp.number, o.id, o.serviceId, 0, 0, 0, NO_DATA);
+            sendReady(o);
             return;
         }
         if (o.state != CmOutgoing.REQUESTED) {
@@ -397,14 +536,26 @@ public final class CmImpl implements CmHandler {
             changed.signalAll();
             return;
         }
+        final String failed = finishHandshake(o, f, peer);
+        if (failed != null) {
+            nic.counters.cmAuthFailed++;
+            o.state = CmOutgoing.AUTH_FAILED;
+            o.failure = failed;
+            o.retry.finish(System.nanoTime());
+            changed.signalAll();
+            return;
+        }
         final long isns = Frame.address(f);
         qp.maxOr = Math.min(qp.maxOr, CmWire.high(Frame.operand1(f)));
         qp.connectTo(peer, nic.link.describe(peer), Frame.srcQp(f), o.requestIsn, o.responseIsn, CmWire.low(isns),
             CmWire.high(isns));
+        if (o.handshake != null) {
+            qp.protect(o.handshake.seal(true, nic));
+        }
         o.state = CmOutgoing.ESTABLISHED;
         o.reply = CmWire.privateData(f);
         o.retry.finish(System.nanoTime());
-        wire.send(peer, Frame.OP_CM_READY, qp.number, o.id, o.serviceId, 0, 0, 0, NO_DATA);
+        sendReady(o);
         changed.signalAll();
     }
 
@@ -416,7 +567,8 @@ public final class CmImpl implements CmHandler {
     private boolean wellFormed(final MemorySegment f) {
         final long limits = Frame.operand1(f);
         if (Frame.srcQp(f) != 0 && PeerValues.rdAtomicLimit(CmWire.low(limits))
-            && PeerValues.rdAtomicLimit(CmWire.high(limits)) && Frame.payloadLength(f) <= MAX_PRIVATE_DATA) {
+            && PeerValues.rdAtomicLimit(CmWire.high(limits))
+            && Frame.payloadLength(f) - CmWire.blockLength(f) <= MAX_PRIVATE_DATA) {
             return true;
         }
         nic.counters.cmMalformed++;
@@ -431,6 +583,11 @@ public final class CmImpl implements CmHandler {
             if (qp.remotePeer != peer || qp.remoteQpNum != from) {
                 nic.counters.foreignSource++;
                 return; // only the connected peer may disconnect a queue pair
+            }
+            if (qp.seal != null && !java.security.MessageDigest.isEqual(CmWire.block(f),
+                qp.seal.controlMac(disconnectFields(Frame.msgId(f), Frame.seq(f), from, target)))) {
+                nic.counters.sealBadTag++; // a protected connection ends only by its peer's authenticated word
+                return;
             }
             if (!ControlCheck.exact(qp, Frame.seq(f))) {
                 return; // the peer disconnects only when quiescent, so its next request is exactly the expected one
@@ -449,7 +606,17 @@ public final class CmImpl implements CmHandler {
     private void sendRequest(final CmOutgoing o) {
         wire.send(o.peer, Frame.OP_CM_REQUEST, o.qp.number, o.id, o.serviceId,
             CmWire.pack(o.requestIsn, o.responseIsn), CmWire.pack(o.qp.maxOr, o.qp.maxIr), 0, o.privateData, 0,
-            o.cookie);
+            o.cookie, o.handshake == null ? null : o.handshake.block());
+    }
+
+    private void sendReady(final CmOutgoing o) {
+        wire.send(o.peer, Frame.OP_CM_READY, o.qp.number, o.id, o.serviceId, 0, 0, 0, NO_DATA, 0, 0, o.readyBlock);
+    }
+
+    private static byte[] concat(final byte[] a, final byte[] b) {
+        final byte[] c = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, c, a.length, b.length);
+        return c;
     }
 
     private void sendAnswer(final CmRequest r) {
@@ -457,13 +624,22 @@ public final class CmImpl implements CmHandler {
             wire.send(r.peer, Frame.OP_CM_REJECT, 0, r.id, r.serviceId, 0, 0, r.reason, r.reply);
         } else {
             wire.send(r.peer, Frame.OP_CM_ACCEPT, r.qp.number, r.id, r.serviceId,
-                CmWire.pack(r.requestIsn, r.responseIsn), CmWire.pack(r.qp.maxOr, r.qp.maxIr), 0, r.reply);
+                CmWire.pack(r.requestIsn, r.responseIsn), CmWire.pack(r.qp.maxOr, r.qp.maxIr), 0, r.reply, 0,
+                r.cookie, r.acceptBlock);
         }
     }
 
     private void sendDisconnect(final CmOutgoing d) {
-        wire.send(d.peer, Frame.OP_CM_DISCONNECT, d.qp.number, d.id, d.qp.remoteQpNum, 0, 0, 0, NO_DATA,
-            d.qp.nextRequestSeq(), 0);
+        final int seq = d.qp.nextRequestSeq();
+        wire.send(d.peer, Frame.OP_CM_DISCONNECT, d.qp.number, d.id, d.qp.remoteQpNum, 0, 0, 0, NO_DATA, seq, 0,
+            d.qp.seal == null ? null : d.qp.seal.controlMac(disconnectFields(d.id, seq, d.qp.number,
+                d.qp.remoteQpNum)));
+    }
+
+    /** What a protected CM_DISCONNECT's MAC covers: its id, sequence number, sender's and target queue pairs. */
+    private static byte[] disconnectFields(final int id, final int seq, final int from, final int target) {
+        return java.nio.ByteBuffer.allocate(20).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(Frame.OP_CM_DISCONNECT)
+            .putInt(id).putInt(seq).putInt(from).putInt(target).array();
     }
 
     /** Retransmits what is due and forgets finished exchanges. Engine lock held; allocation free when idle. */
@@ -489,7 +665,7 @@ public final class CmImpl implements CmHandler {
                 } else if (o.state == CmOutgoing.ESTABLISHED && o.readyResends < READY_RESENDS && o.retry.due(now)) {
                     o.readyResends++; // the listener does not resend its ACCEPT: a lost READY is covered here
                     nic.counters.cmRetransmitted++;
-                    wire.send(o.peer, Frame.OP_CM_READY, o.qp.number, o.id, o.serviceId, 0, 0, 0, NO_DATA);
+                    sendReady(o);
                 }
             }
         }

@@ -13,6 +13,8 @@ final class CmOutgoing {
     static final int REJECTED = 2;
     static final int FAILED = 3;
     static final int DISCONNECTED = 4;
+    /** The acceptor did not prove the handshake's keys, or offered other protection: {@link #failure} says why. */
+    static final int AUTH_FAILED = 5;
 
     final int id;
     final long peer;
@@ -29,6 +31,12 @@ final class CmOutgoing {
     long cookie;
     /** READY frames sent again on the timer (a lost READY is not asked for again: ACCEPT is not resent). */
     int readyResends;
+    /** The key agreement of a protected connection, null for a plain one. */
+    CmHandshake handshake;
+    /** A protected READY's MAC, null for a plain one. */
+    byte[] readyBlock;
+    /** Why the handshake failed ({@link #AUTH_FAILED}). */
+    String failure;
 
     CmOutgoing(final int id, final long peer, final QpImpl qp, final int serviceId, final byte[] privateData,
                final int requestIsn, final int responseIsn, final CmRetry retry) {

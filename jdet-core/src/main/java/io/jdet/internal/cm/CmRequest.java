@@ -16,6 +16,8 @@ final class CmRequest implements ConnectionRequest {
     static final int ACCEPTED = 1;
     static final int ESTABLISHED = 2;
     static final int REJECTED = 3;
+    /** The requester's READY did not prove the handshake's keys (wrong pre-shared or static key). */
+    static final int AUTH_FAILED = 4;
 
     final CmImpl cm;
     final long peer;
@@ -35,6 +37,12 @@ final class CmRequest implements ConnectionRequest {
     byte[] reply = new byte[0];
     int reason;
     CmRetry retry;
+    /** The key agreement of a protected request, null for a plain one. */
+    CmHandshake handshake;
+    /** The address-validation cookie the request came back with (bound into a protected handshake). */
+    long cookie;
+    /** A protected ACCEPT's block and MAC, repeated when the requester asks again. */
+    byte[] acceptBlock;
 
     CmRequest(final CmImpl cm, final long peer, final String remoteAddress, final int id, final int serviceId,
               final int remoteQp, final long isns, final long limits, final byte[] privateData) {

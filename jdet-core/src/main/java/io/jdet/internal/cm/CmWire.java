@@ -21,7 +21,8 @@ final class CmWire {
     private final Arena arena = Arena.ofShared();
     private final MemorySegment header = arena.allocate(Frame.HEADER_LENGTH, 8);
     private final ByteBuffer headerView = header.asByteBuffer();
-    private final MemorySegment data = arena.allocate(io.jdet.ConnectionManager.MAX_PRIVATE_DATA, 8);
+    private final MemorySegment data = arena.allocate(io.jdet.ConnectionManager.MAX_PRIVATE_DATA
+        + CmHandshake.BLOCK_LENGTH + CmHandshake.MAC_LENGTH, 8);
     private final ByteBuffer dataView = data.asByteBuffer();
     private final FrameGather gather = new FrameGather(1);
     private final FrameCrc crc = new FrameCrc();
@@ -56,12 +57,28 @@ final class CmWire {
      */
     void send(final long peer, final int opcode, final int srcQp, final int id, final int key, final long isns,
               final long limits, final int reason, final byte[] privateData, final int seq, final long cookie) {
-        final int n = privateData.length;
-        Frame.writeBase(header, opcode, 0, n, 0, srcQp, seq, 0, 0, id);
+        send(peer, opcode, srcQp, id, key, isns, limits, reason, privateData, seq, cookie, null);
+    }
+
+    /**
+     * Sends one frame of a protected handshake (see the other {@code send} for the rest).
+     *
+     * @param block the key-exchange block and/or MAC after the private data, flagged {@code FLAG_PROTECTED}; null
+     *              for none
+     */
+    void send(final long peer, final int opcode, final int srcQp, final int id, final int key, final long isns,
+              final long limits, final int reason, final byte[] privateData, final int seq, final long cookie,
+              final byte[] block) {
+        final int b = block == null ? 0 : block.length;
+        final int n = privateData.length + b;
+        Frame.writeBase(header, opcode, block == null ? 0 : Frame.FLAG_PROTECTED, n, 0, srcQp, seq, 0, 0, id);
         Frame.writeExtension(header, isns, limits, cookie, key, reason, 0, 0);
         gather.clear();
         if (n > 0) {
-            MemorySegment.copy(privateData, 0, data, ValueLayout.JAVA_BYTE, 0, n);
+            MemorySegment.copy(privateData, 0, data, ValueLayout.JAVA_BYTE, 0, privateData.length);
+            if (block != null) {
+                MemorySegment.copy(block, 0, data, ValueLayout.JAVA_BYTE, privateData.length, b);
+            }
             gather.add(data, dataView, 0, n);
         }
         crc.seal(header, headerView, Frame.HEADER_LENGTH, gather);
@@ -73,11 +90,44 @@ final class CmWire {
         }
     }
 
-    /** Copies a frame's payload out as private data. */
+    /** Copies a frame's payload out as private data (without a protected handshake's block). */
     static byte[] privateData(final MemorySegment f) {
-        final int n = Math.min(Frame.payloadLength(f), io.jdet.ConnectionManager.MAX_PRIVATE_DATA);
+        final int n = Math.max(0, Math.min(Frame.payloadLength(f) - blockLength(f),
+            io.jdet.ConnectionManager.MAX_PRIVATE_DATA));
         final byte[] bytes = new byte[n];
         MemorySegment.copy(f, ValueLayout.JAVA_BYTE, Frame.HEADER_LENGTH, bytes, 0, n);
+        return bytes;
+    }
+
+    /**
+     * The length of the protected-handshake block a CM frame ends with: REQUEST a key-exchange block, ACCEPT one
+     * and a MAC, READY and DISCONNECT a MAC; 0 for an unprotected frame or another opcode.
+     */
+    static int blockLength(final MemorySegment f) {
+        if ((Frame.flags(f) & Frame.FLAG_PROTECTED) == 0) {
+            return 0;
+        }
+        return switch (Frame.opcode(f)) {
+            case Frame.OP_CM_REQUEST -> CmHandshake.BLOCK_LENGTH;
+            case Frame.OP_CM_ACCEPT -> CmHandshake.BLOCK_LENGTH + CmHandshake.MAC_LENGTH;
+            case Frame.OP_CM_READY, Frame.OP_CM_DISCONNECT -> CmHandshake.MAC_LENGTH;
+            default -> 0;
+        };
+    }
+
+    /**
+     * Copies out a CM frame's protected-handshake block.
+     *
+     * @return the block, or null if the frame has none or is too short for it
+     */
+    static byte[] block(final MemorySegment f) {
+        final int b = blockLength(f);
+        final int n = Frame.payloadLength(f);
+        if (b == 0 || n < b) {
+            return null;
+        }
+        final byte[] bytes = new byte[b];
+        MemorySegment.copy(f, ValueLayout.JAVA_BYTE, Frame.HEADER_LENGTH + n - b, bytes, 0, b);
         return bytes;
     }
 

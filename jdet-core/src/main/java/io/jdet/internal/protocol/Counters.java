@@ -22,6 +22,14 @@ public final class Counters {
     public long controlInexact;
     /** Challenge ACKs sent (RFC 5961), within {@code Configuration.challengeAcksPerSecond}. */
     public long challengeAcks;
+    /** Protected frames whose tag was wrong (forged, altered, or keyed for another connection): dropped. */
+    public long sealBadTag;
+    /** Protected frames whose packet number was seen before or is older than the replay window: dropped. */
+    public long sealReplayed;
+    /** Frames for a protected queue pair that were not protected (injected plain frames): dropped. */
+    public long sealMissing;
+    /** Connection handshakes that failed authentication (a MAC, a static key, or the key agreement). */
+    public long cmAuthFailed;
     /** Replies to unattributable frames (unknown queue pair) or challenges left out by the rate limits. */
     public long repliesLimited;
     /** Connection requests answered with a cookie instead of state (address not yet validated). */
@@ -108,6 +116,10 @@ public final class Counters {
         m.put("rx.ack_unsent", ackUnsent);
         m.put("rx.control_inexact", controlInexact);
         m.put("tx.challenge_acks", challengeAcks);
+        m.put("rx.seal.bad_tag", sealBadTag);
+        m.put("rx.seal.replayed", sealReplayed);
+        m.put("rx.seal.missing", sealMissing);
+        m.put("cm.auth_failed", cmAuthFailed);
         m.put("tx.replies_limited", repliesLimited);
         m.put("cm.cookies", cmCookies);
         m.put("cm.bad_cookie", cmBadCookie);

@@ -15,6 +15,7 @@ import io.jdet.internal.link.FrameHandler;
 import io.jdet.internal.link.Link;
 import io.jdet.internal.link.LinkLock;
 import io.jdet.internal.protocol.Counters;
+import io.jdet.internal.protocol.FrameSeal;
 import io.jdet.internal.protocol.Isn;
 import io.jdet.internal.protocol.PeerValues;
 import io.jdet.internal.protocol.ReorderPool;
@@ -102,13 +103,16 @@ public final class NicImpl implements Nic, FrameHandler {
 
     final MemorySegment txHeader;
     private final ByteBuffer txHeaderView;
-    final FrameGather txGather = new FrameGather(MAX_SGES + 1);
+    final FrameGather txGather = new FrameGather(MAX_SGES + 2); // + a protected frame's trailer
     private final FrameCrc txCrc = new FrameCrc();
     /** Whether the link wants a CRC in each frame (memory links do not: {@link Link#checksummed()}). */
     private final boolean sealFrames;
     private static final FrameGather NO_PAYLOAD = new FrameGather(0);
     /** Set when the link refused a frame: the next progress pumps every queue pair again. */
     boolean txBlocked;
+
+    /** Scratch memory of protected connections, made with the first one. */
+    private io.jdet.internal.protocol.SealBuffers sealBuffers;
 
     private QpImpl[] ackList = new QpImpl[16];
     private int ackCount;
@@ -153,6 +157,18 @@ public final class NicImpl implements Nic, FrameHandler {
         this.reorder = new ReorderPool(mtu);
         this.unknownReplies = new TokenBucket(c.unknownRepliesPerSecond(), Math.max(1, c.unknownRepliesPerSecond() / 10));
         this.challenges = new TokenBucket(c.challengeAcksPerSecond(), Math.max(1, c.challengeAcksPerSecond() / 10));
+    }
+
+    /**
+     * The scratch memory every protected connection of this NIC shares (engine lock held).
+     *
+     * @return the buffers, made on first use
+     */
+    public io.jdet.internal.protocol.SealBuffers sealBuffers() {
+        if (sealBuffers == null) {
+            sealBuffers = new io.jdet.internal.protocol.SealBuffers(mtu);
+        }
+        return sealBuffers;
     }
 
     Thread progressThread() {
@@ -323,6 +339,9 @@ public final class NicImpl implements Nic, FrameHandler {
     int transmit(final QpImpl qp, final int payloadLength) {
         Frame.sack(txHeader, qp.responder.heldRequests.bits);
         try {
+            if (qp.seal != null) {
+                qp.seal.seal(txHeader, txGather);
+            }
             if (sealFrames) {
                 txCrc.seal(txHeader, txHeaderView, Frame.HEADER_LENGTH, txGather);
             }
@@ -353,23 +372,29 @@ public final class NicImpl implements Nic, FrameHandler {
         return true;
     }
 
-    private boolean sendControl(final long peer, final int opcode, final int dstQp, final int srcQp, final int seq,
-                                final int reqAck, final int rspAck, final int key, final int length,
-                                final int sack) {
-        return sendControl(peer, opcode, 0, dstQp, srcQp, seq, reqAck, rspAck, key, length, sack);
-    }
-
-    private boolean sendControl(final long peer, final int opcode, final int flags, final int dstQp, final int srcQp,
+    private boolean sendControl(final QpImpl qp, final long peer, final int opcode, final int dstQp, final int srcQp,
                                 final int seq, final int reqAck, final int rspAck, final int key, final int length,
                                 final int sack) {
+        return sendControl(qp, peer, opcode, 0, dstQp, srcQp, seq, reqAck, rspAck, key, length, sack);
+    }
+
+    /** A header-only frame; sealed when {@code qp} (the queue pair it speaks for, or null) is protected. */
+    private boolean sendControl(final QpImpl qp, final long peer, final int opcode, final int flags, final int dstQp,
+                                final int srcQp, final int seq, final int reqAck, final int rspAck, final int key,
+                                final int length, final int sack) {
         Frame.writeBase(txHeader, opcode, flags, 0, dstQp, srcQp, seq, reqAck, rspAck, 0);
         Frame.sack(txHeader, sack);
         Frame.writeExtension(txHeader, 0, 0, 0, key, length, 0, 0);
         txGather.clear();
-        if (sealFrames) {
-            txCrc.seal(txHeader, txHeaderView, Frame.HEADER_LENGTH, NO_PAYLOAD);
+        FrameGather payload = NO_PAYLOAD;
+        if (qp != null && qp.seal != null && peer == qp.remotePeer) {
+            qp.seal.seal(txHeader, txGather);
+            payload = txGather;
         }
-        final boolean sent = link.send(peer, txHeader, Frame.HEADER_LENGTH, NO_PAYLOAD);
+        if (sealFrames) {
+            txCrc.seal(txHeader, txHeaderView, Frame.HEADER_LENGTH, payload);
+        }
+        final boolean sent = link.send(peer, txHeader, Frame.HEADER_LENGTH, payload);
         if (sent) {
             counters.framesSent++;
         } else {
@@ -382,7 +407,7 @@ public final class NicImpl implements Nic, FrameHandler {
         if (qp.state != QpState.CONNECTED) {
             return;
         }
-        if (sendControl(qp.remotePeer, Frame.OP_ACK, qp.remoteQpNum, qp.number, 0, qp.responder.reqExpected - 1,
+        if (sendControl(qp, qp.remotePeer, Frame.OP_ACK, qp.remoteQpNum, qp.number, 0, qp.responder.reqExpected - 1,
             qp.requester.rspExpected - 1, 0, 0, qp.responder.heldRequests.bits)) {
             counters.acksSent++;
             qp.acksSent();
@@ -394,7 +419,7 @@ public final class NicImpl implements Nic, FrameHandler {
         if (qp.state != QpState.CONNECTED) {
             return;
         }
-        if (sendControl(qp.remotePeer, Frame.OP_ACK, Frame.FLAG_RESPONSE_SACK, qp.remoteQpNum, qp.number, 0,
+        if (sendControl(qp, qp.remotePeer, Frame.OP_ACK, Frame.FLAG_RESPONSE_SACK, qp.remoteQpNum, qp.number, 0,
             qp.responder.reqExpected - 1, qp.requester.rspExpected - 1, 0, 0, qp.requester.heldResponses.bits)) {
             counters.acksSent++;
             qp.acksSent();
@@ -402,7 +427,7 @@ public final class NicImpl implements Nic, FrameHandler {
     }
 
     void sendNak(final QpImpl qp, final int status, final int seq, final int eventCode) {
-        sendControl(qp.remotePeer, Frame.OP_NAK, qp.remoteQpNum, qp.number, seq, qp.responder.reqExpected - 1,
+        sendControl(qp, qp.remotePeer, Frame.OP_NAK, qp.remoteQpNum, qp.number, seq, qp.responder.reqExpected - 1,
             qp.requester.rspExpected - 1, status, eventCode, qp.responder.heldRequests.bits);
     }
 
@@ -423,7 +448,7 @@ public final class NicImpl implements Nic, FrameHandler {
         counters.disconnectsSent++;
         final int reqAck = qp == null ? 0 : qp.responder.reqExpected - 1;
         final int rspAck = qp == null ? 0 : qp.requester.rspExpected - 1;
-        sendControl(peer, Frame.OP_DISCONNECT, dstQp, srcQp, seq, reqAck, rspAck, code, 0,
+        sendControl(qp, peer, Frame.OP_DISCONNECT, dstQp, srcQp, seq, reqAck, rspAck, code, 0,
             qp == null ? 0 : qp.responder.heldRequests.bits);
     }
 
@@ -549,13 +574,16 @@ public final class NicImpl implements Nic, FrameHandler {
     }
 
     @Override
-    public void onFrame(final MemorySegment f, final int length, final long peer) {
+    public void onFrame(final MemorySegment frame, final int frameLength, final long peer) {
         counters.framesReceived++;
-        if (length < Frame.HEADER_LENGTH || Frame.magic(f) != Frame.MAGIC || Frame.version(f) != Frame.VERSION
-            || Frame.payloadLength(f) != length - Frame.HEADER_LENGTH || (Frame.flags(f) & ~Frame.ALL_FLAGS) != 0) {
+        if (frameLength < Frame.HEADER_LENGTH || Frame.magic(frame) != Frame.MAGIC
+            || Frame.version(frame) != Frame.VERSION || (Frame.flags(frame) & ~Frame.ALL_FLAGS) != 0
+            || Frame.payloadLength(frame) != frameLength - Frame.HEADER_LENGTH - trailerOf(frame)) {
             counters.badHeader++;
             return;
         }
+        MemorySegment f = frame;
+        int length = frameLength;
         final int opcode = Frame.opcode(f);
         if (!knownOpcode(opcode)) {
             counters.badOpcode++;
@@ -597,6 +625,21 @@ public final class NicImpl implements Nic, FrameHandler {
             counters.foreignSource++;
             return;
         }
+        final boolean isProtected = (Frame.flags(f) & Frame.FLAG_PROTECTED) != 0;
+        if (qp.seal != null) {
+            if (!isProtected) {
+                counters.sealMissing++; // an injected plain frame, however exact its numbers
+                return;
+            }
+            f = qp.seal.open(f, length);
+            if (f == null) {
+                return; // forged, altered or replayed: counted by the seal
+            }
+            length -= FrameSeal.TRAILER_LENGTH;
+        } else if (isProtected) {
+            counters.badHeader++; // protection this connection never agreed
+            return;
+        }
         if (qp.state == QpState.ERROR) {
             // Any frame but the peer's own NAK or DISCONNECT (those get no answer, so two queue pairs in ERROR never
             // trade frames) is answered, one for one, with this side's NAK or DISCONNECT again: the first may have
@@ -615,6 +658,12 @@ public final class NicImpl implements Nic, FrameHandler {
             counters.engineErrors++;
             qp.enterError(EventCode.QP_FATAL.code(), false, true, true);
         }
+    }
+
+    /** The trailer a frame declares: a protected frame of a queue pair carries one, a CM frame never. */
+    private static int trailerOf(final MemorySegment f) {
+        return (Frame.flags(f) & Frame.FLAG_PROTECTED) != 0 && !Frame.isConnectionManager(Frame.opcode(f))
+            ? FrameSeal.TRAILER_LENGTH : 0;
     }
 
     private static boolean knownOpcode(final int opcode) {

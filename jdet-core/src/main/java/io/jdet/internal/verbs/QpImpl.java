@@ -16,6 +16,7 @@ import io.jdet.QueuePair;
 import io.jdet.ResourceType;
 import io.jdet.WcType;
 import io.jdet.WrFlags;
+import io.jdet.internal.protocol.FrameSeal;
 import io.jdet.internal.protocol.Connection;
 import io.jdet.internal.protocol.Isn;
 import io.jdet.internal.protocol.PeerValues;
@@ -43,6 +44,10 @@ public final class QpImpl implements QueuePair, Connection {
     int epoch;
     public long remotePeer = -1;
     public int remoteQpNum;
+    /** The connection's frame protection, or null for plain frames; set by {@link #protect}. */
+    public FrameSeal seal;
+    /** The most payload bytes per frame: the NIC's, less a protected frame's trailer. */
+    int maxPayload;
     String remoteAddress;
     /** Acknowledgement owed to the peer: frames received since the last frame sent. */
     int unackedFrames;
@@ -65,6 +70,7 @@ public final class QpImpl implements QueuePair, Connection {
 
     private QpImpl(final PdImpl pd, final QpCreate c) {
         this.nic = pd.nic;
+        this.maxPayload = nic.maxPayload;
         this.pd = pd;
         this.sqCq = Checks.cq(c.sqCq());
         this.rqCq = Checks.cq(c.rqCq());
@@ -581,6 +587,8 @@ public final class QpImpl implements QueuePair, Connection {
         remotePeer = peer;
         remoteQpNum = qpNum;
         remoteAddress = address;
+        seal = null;
+        maxPayload = nic.maxPayload;
         state = QpState.CONNECTED;
         final long now = System.nanoTime();
         requester.connected(now);
@@ -590,6 +598,18 @@ public final class QpImpl implements QueuePair, Connection {
         requester.startAt(requestIsn, peerResponse);
         responder.startAt(responseIsn, peerRequest);
         nic.observer.connectionUp(number, address, qpNum);
+    }
+
+    /**
+     * Protects every frame of this connection from now on (the connection manager's handshake made the keys):
+     * called right after {@link #connectTo}, engine lock held, before any frame is sent. A payload per frame is then
+     * smaller by the trailer.
+     *
+     * @param frameSeal the keys and state of both directions
+     */
+    public void protect(final FrameSeal frameSeal) {
+        seal = frameSeal;
+        maxPayload = nic.maxPayload - FrameSeal.TRAILER_LENGTH;
     }
 
     /** Whether nothing is outstanding: every posted work request completed, every response acknowledged. */
@@ -606,6 +626,7 @@ public final class QpImpl implements QueuePair, Connection {
         remotePeer = -1;
         remoteQpNum = 0;
         remoteAddress = null;
+        seal = null;
         ackPending = false;
         unackedFrames = 0;
         errorNakStatus = -1;

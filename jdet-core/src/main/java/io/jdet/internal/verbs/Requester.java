@@ -226,7 +226,7 @@ final class Requester implements OrderedStream {
             w.msgId = 0;
         }
         final long total = w.needsResponse() ? 0 : w.segments.total;
-        final int frames = (int) Math.max(1, (total + nic.maxPayload - 1) / nic.maxPayload);
+        final int frames = (int) Math.max(1, (total + qp.maxPayload - 1) / qp.maxPayload);
         w.startSeq = nextSeq;
         w.endSeq = nextSeq + frames - 1;
         nextSeq += frames;
@@ -240,7 +240,7 @@ final class Requester implements OrderedStream {
         final MemorySegment h = nic.txHeader;
         final FrameGather g = nic.txGather;
         g.clear();
-        final long offset = (long) (seq - w.startSeq) * nic.maxPayload;
+        final long offset = (long) (seq - w.startSeq) * qp.maxPayload;
         final boolean last = seq == w.endSeq;
         int flags = last ? Frame.FLAG_LAST : 0;
         if (retransmission || last && (w.flags & WrFlags.SUPPRESSED) == 0) {
@@ -254,7 +254,7 @@ final class Requester implements OrderedStream {
         switch (w.kind) {
             case SendWr.KIND_SEND -> {
                 opcode = Frame.OP_SEND;
-                payload = (int) Math.min(nic.maxPayload, w.segments.total - offset);
+                payload = (int) Math.min(qp.maxPayload, w.segments.total - offset);
                 if (last && (w.flags & WrFlags.IMMEDIATE) != 0) {
                     flags |= Frame.FLAG_IMMEDIATE;
                 }
@@ -269,7 +269,7 @@ final class Requester implements OrderedStream {
             }
             case SendWr.KIND_WRITE -> {
                 opcode = Frame.OP_WRITE;
-                payload = (int) Math.min(nic.maxPayload, w.segments.total - offset);
+                payload = (int) Math.min(qp.maxPayload, w.segments.total - offset);
                 address = w.remoteAddress + offset;
                 if ((w.flags & WrFlags.IMMEDIATE) != 0) {
                     flags |= Frame.FLAG_IMMEDIATE;

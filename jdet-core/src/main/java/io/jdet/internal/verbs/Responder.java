@@ -370,7 +370,7 @@ final class Responder implements OrderedStream {
         e.offset = offset;
         e.length = length;
         // In long: a read within a frame of 2^31 bytes overflows an int sum, and would be answered by one frame.
-        queueResponse(e, (int) Math.max(1, ((long) length + nic.maxPayload - 1) / nic.maxPayload), now);
+        queueResponse(e, (int) Math.max(1, ((long) length + qp.maxPayload - 1) / qp.maxPayload), now);
         return OK;
     }
 
@@ -452,7 +452,7 @@ final class Responder implements OrderedStream {
     private boolean transmit(final InboundResponse e, final int seq, final boolean retransmission) {
         final FrameGather g = nic.txGather;
         g.clear();
-        final long offset = (long) (seq - e.startSeq) * nic.maxPayload;
+        final long offset = (long) (seq - e.startSeq) * qp.maxPayload;
         final boolean last = seq == e.endSeq;
         int flags = last ? Frame.FLAG_LAST | Frame.FLAG_FORCE_ACK : 0;
         if (retransmission) {
@@ -460,7 +460,7 @@ final class Responder implements OrderedStream {
         }
         int payload = 0;
         if (e.read) {
-            payload = (int) Math.min(nic.maxPayload, e.length - offset);
+            payload = (int) Math.min(qp.maxPayload, e.length - offset);
             if (payload > 0) {
                 if (!e.region.usable()) {
                     return failResponse(e);

@@ -138,9 +138,16 @@ public final class Frame {
     /** Flag: the key field names a remote key to invalidate (send with invalidate). */
     public static final int FLAG_INVALIDATE = 0x0200;
 
+    /**
+     * Flag: a protected frame. On a queue pair's frame, a 24-byte trailer (tag, packet number) follows the payload
+     * and the payload length excludes it; on a connection manager frame, the payload ends with a key-exchange block.
+     * See {@code docs/PROTOCOL.md}.
+     */
+    public static final int FLAG_PROTECTED = 0x0400;
+
     /** Every flag this version defines; a frame with any other bit set is malformed. */
     public static final int ALL_FLAGS = FLAG_LAST | FLAG_IMMEDIATE | FLAG_SOLICITED | FLAG_FORCE_ACK
-        | FLAG_RESPONSE_SACK | FLAG_INVALIDATE;
+        | FLAG_RESPONSE_SACK | FLAG_INVALIDATE | FLAG_PROTECTED;
 
     /** NAK status: the receiver was not ready (no receive posted); retry later. */
     public static final int NAK_RNR = 0xFFFF;

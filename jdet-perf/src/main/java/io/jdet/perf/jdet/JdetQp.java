@@ -52,6 +52,11 @@ public final class JdetQp implements AutoCloseable {
     private final int maxRd;
     private final Spinner spinner;
     private final Arena arena = Arena.ofShared();
+    /** The longest a protected connect or accept waits. */
+    private static final long CONNECT_TIMEOUT_MS = 30_000;
+    /** With {@code --secure}: the listener on this queue pair's number, until the peer connected. */
+    private io.jdet.ConnectionListener listener;
+    private final io.jdet.Nic nic;
     private final ProtectionDomain pd;
     private final EventQueue events;
     private final CompletionQueue cq;
@@ -92,6 +97,7 @@ public final class JdetQp implements AutoCloseable {
             completions[i] = new WorkCompletion();
         }
         try {
+            nic = peer.nic();
             pd = peer.nic().allocPd();
             events = peer.det().createEvent(null);
             cq = peer.nic().createCq(shape.cqSize(), events);
@@ -112,6 +118,10 @@ public final class JdetQp implements AutoCloseable {
      * @return the info
      */
     public ConnectInfo localInfo() {
+        if (qp.query().state() == io.jdet.QpState.IDLE && listener == null && isProtected()) {
+            // Listening before the peer can know this queue pair: its connect cannot arrive first.
+            listener = nic.connectionManager().listen(qp.number());
+        }
         return new ConnectInfo(qp.number(), qp.query().localAddress(), sendRegion.address(), sendRegion.rKey(),
             recvRegion.address(), recvRegion.rKey(), maxRd,
             qp.query().localPsn());
@@ -124,7 +134,31 @@ public final class JdetQp implements AutoCloseable {
      * @throws PerfException if the peer cannot be reached
      */
     public void connect(final ConnectInfo peer) {
+        connect(peer, true);
+    }
+
+    /**
+     * Connects to the peer: with {@link QpModify#connect}, or, when the NIC's connection manager protects its
+     * connections ({@code --secure}), through it: the active end connects to the peer's queue pair number as
+     * service id, the passive end accepts on its own (listened on in {@link #localInfo}).
+     *
+     * @param peer   the peer's info
+     * @param active whether this end is the client's
+     * @throws PerfException if the peer cannot be reached or the handshake fails
+     */
+    public void connect(final ConnectInfo peer, final boolean active) {
         try {
+            if (isProtected()) {
+                if (active) {
+                    nic.connectionManager().connect(peer.nicAddress(), peer.qpNumber(), qp, null,
+                        CONNECT_TIMEOUT_MS);
+                } else {
+                    listener.take(CONNECT_TIMEOUT_MS).accept(qp, null, CONNECT_TIMEOUT_MS);
+                    listener.close();
+                }
+                remote = peer;
+                return;
+            }
             qp.modify(new QpModify().connect(peer.nicAddress(), peer.qpNumber(), peer.psn())
                 .maxOr(Math.min(maxRd, peer.maxIr())));
         } catch (final DetException e) {
@@ -343,9 +377,16 @@ public final class JdetQp implements AutoCloseable {
         return polls;
     }
 
+    private boolean isProtected() {
+        return nic.connectionManager().security().mode() != io.jdet.Security.Mode.NONE;
+    }
+
     /** Destroys the queue pair and everything else of the test, in det_perf's order. */
     @Override
     public void close() {
+        if (listener != null) {
+            listener.close();
+        }
         try {
             qp.close();
             recvRegion.close();

@@ -1,0 +1,44 @@
+package io.jdet.internal.protocol;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+
+/**
+ * A NIC's scratch memory for {@link FrameSeal}: heap arrays of one frame each (the JDK's ciphers are fastest on
+ * arrays), shared by every protected queue pair of the NIC, since the engine lock serialises their use. Allocated
+ * once, when the NIC's first protected connection is made.
+ */
+public final class SealBuffers {
+    final byte[] header = new byte[io.jdet.internal.wire.Frame.HEADER_LENGTH];
+    final byte[] number = new byte[FrameSeal.PN_LENGTH];
+    final MemorySegment numberSegment = MemorySegment.ofArray(number);
+    final byte[] tag = new byte[32];
+    /** Frames out: the payload gathered, plain. */
+    final byte[] txPlain;
+    final MemorySegment txPlainSegment;
+    /** Frames out: what goes on the wire after the header (ciphertext or nothing, tag, packet number). */
+    final byte[] txSealed;
+    final MemorySegment txSealedSegment;
+    final ByteBuffer txSealedView;
+    /** Frames in: the ciphertext, or the payload to authenticate. */
+    final byte[] rxIn;
+    /** Frames in: header and plaintext, handed on to the engine. */
+    final byte[] rxPlain;
+    final MemorySegment rxPlainSegment;
+
+    /**
+     * Scratch for frames up to a size.
+     *
+     * @param mtu the largest frame, header included
+     */
+    public SealBuffers(final int mtu) {
+        txPlain = new byte[mtu];
+        txPlainSegment = MemorySegment.ofArray(txPlain);
+        txSealed = new byte[mtu + FrameSeal.TRAILER_LENGTH];
+        txSealedSegment = MemorySegment.ofArray(txSealed);
+        txSealedView = ByteBuffer.wrap(txSealed);
+        rxIn = new byte[mtu];
+        rxPlain = new byte[mtu];
+        rxPlainSegment = MemorySegment.ofArray(rxPlain);
+    }
+}
