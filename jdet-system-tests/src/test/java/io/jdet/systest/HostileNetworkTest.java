@@ -213,6 +213,7 @@ class HostileNetworkTest {
             final InetSocketAddress target = new InetSocketAddress(host, serverPort);
             final AtomicBoolean running = new AtomicBoolean(true);
             final List<QueuePair> accepted = new ArrayList<>();
+            final List<ConnectionRequest> held = new ArrayList<>();
             final Thread acceptor = Thread.ofPlatform().start(() -> {
                 while (running.get()) {
                     final ConnectionRequest req;
@@ -226,8 +227,11 @@ class HostileNetworkTest {
                         accepted.add(qp);
                         req.accept(qp, null, TIMEOUT_MS);
                     } else {
-                        req.reject(null);
+                        held.add(req); // left unanswered, as a slow application would: the source's limit fills
                     }
+                }
+                for (final ConnectionRequest req : held) {
+                    req.reject(null);
                 }
             });
             final Thread flooder = Thread.ofPlatform().start(() -> flood(spoof, real, target, running));
