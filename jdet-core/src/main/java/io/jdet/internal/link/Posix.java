@@ -85,6 +85,19 @@ final class Posix {
     /** {@code int recvmmsg(int fd, struct mmsghdr *msgs, unsigned int n, int flags, struct timespec *timeout)}. */
     static final MethodHandle RECVMMSG = bind("recvmmsg", FunctionDescriptor.of(INT, INT, PTR, INT, INT, PTR), ERRNO,
         Linker.Option.critical(false));
+    /**
+     * {@code sendmsg} without errno capture, for the data path: a captured call slices its capture segment on every
+     * call, which allocates whenever the JIT does not inline the call (seen in {@code UdpAllocationTest}). A datagram
+     * send that fails sent nothing, so the caller repeats it through {@link #SENDMSG} to learn why.
+     */
+    static final MethodHandle SENDMSG_UNCAPTURED = bind("sendmsg", FunctionDescriptor.of(LONG, INT, PTR, INT),
+        Linker.Option.critical(false));
+    /**
+     * {@code recvmmsg} without errno capture, for the data path (see {@link #SENDMSG_UNCAPTURED}): a non-blocking
+     * receive that fails is treated alike whatever the errno (nothing taken; tried again on the next poll).
+     */
+    static final MethodHandle RECVMMSG_UNCAPTURED = bind("recvmmsg",
+        FunctionDescriptor.of(INT, INT, PTR, INT, INT, PTR), Linker.Option.critical(false));
     /** {@code int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout, const sigset_t *mask)}. */
     static final MethodHandle PPOLL = bind("ppoll", FunctionDescriptor.of(INT, PTR, LONG, PTR, PTR), ERRNO);
     /** {@code int eventfd(unsigned int initial, int flags)}. */

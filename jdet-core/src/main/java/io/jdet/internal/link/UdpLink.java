@@ -61,7 +61,6 @@ public final class UdpLink implements Link {
     private final ByteBuffer[] rxViews = new ByteBuffer[RX_BATCH];
     private final MemorySegment rxMsgs;
     private final MemorySegment rxNames;
-    private final MemorySegment rxErrno;
     private final FrameCrc rxCrc = new FrameCrc();
 
     private final MemorySegment pollFds;
@@ -114,7 +113,6 @@ public final class UdpLink implements Link {
             this.txStage = arena.allocate(RX_BUFFER, 64);
             this.rxMsgs = arena.allocate((long) Posix.MMSGHDR_SIZE * RX_BATCH, 8);
             this.rxNames = arena.allocate((long) Posix.SOCKADDR_IN_SIZE * RX_BATCH, 8);
-            this.rxErrno = Posix.newErrnoState(arena);
             this.pollFds = arena.allocate(2L * Posix.POLLFD_SIZE, 8);
             this.pollTimeout = arena.allocate(Posix.TIMESPEC_SIZE, 8);
             this.pollErrno = Posix.newErrnoState(arena);
@@ -260,6 +258,14 @@ public final class UdpLink implements Link {
         txIov.set(ValueLayout.JAVA_LONG, 0, txStage.address());
         txIov.set(ValueLayout.JAVA_LONG, 8, headerLength + payload.totalLength());
         txMsg.set(ValueLayout.JAVA_LONG, Posix.MSG_IOVLEN, 1L);
+        try {
+            if ((long) Posix.SENDMSG_UNCAPTURED.invokeExact(fd, txMsg, 0) >= 0) {
+                return true;
+            }
+        } catch (final Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        // It sent nothing: again with errno captured, to learn why (off the data path's steady state)
         for (int attempt = 0; attempt < 2; attempt++) {
             final long n;
             try {
@@ -292,12 +298,12 @@ public final class UdpLink implements Link {
             rxMsgs.set(ValueLayout.JAVA_INT, (long) i * Posix.MMSGHDR_SIZE + Posix.MSG_NAMELEN,
                 Posix.SOCKADDR_IN_SIZE);
         }
-        int got;
+        final int got;
         try {
-            do {
-                got = (int) Posix.RECVMMSG.invokeExact(rxErrno, fd, rxMsgs, batch, Posix.MSG_DONTWAIT,
-                    MemorySegment.NULL);
-            } while (got < 0 && Posix.errno(rxErrno) == Posix.EINTR);
+            // errno is not captured (see Posix.RECVMMSG_UNCAPTURED): EAGAIN, EINTR or another error all mean nothing
+            // was taken, and the next poll tries again
+            got = (int) Posix.RECVMMSG_UNCAPTURED.invokeExact(fd, rxMsgs, batch, Posix.MSG_DONTWAIT,
+                MemorySegment.NULL);
         } catch (final Throwable t) {
             throw new IllegalStateException(t);
         }
