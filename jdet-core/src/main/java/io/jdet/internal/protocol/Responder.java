@@ -1,13 +1,10 @@
-package io.jdet.internal.verbs;
+package io.jdet.internal.protocol;
 
 import io.jdet.Access;
 import io.jdet.EventCode;
 import io.jdet.WcFlags;
 import io.jdet.WcStatus;
 import io.jdet.WcType;
-import io.jdet.internal.protocol.HeldFrames;
-import io.jdet.internal.protocol.OrderedStream;
-import io.jdet.internal.protocol.SackScoreboard;
 import io.jdet.internal.wire.Frame;
 import io.jdet.internal.wire.FrameGather;
 

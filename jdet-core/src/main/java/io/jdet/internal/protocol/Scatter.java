@@ -1,4 +1,4 @@
-package io.jdet.internal.verbs;
+package io.jdet.internal.protocol;
 
 import io.jdet.Access;
 import io.jdet.DataSegment;

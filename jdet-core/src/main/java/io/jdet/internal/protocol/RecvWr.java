@@ -1,4 +1,4 @@
-package io.jdet.internal.verbs;
+package io.jdet.internal.protocol;
 
 /** One receive queue slot. Preallocated and reused. */
 final class RecvWr extends WorkRequest {

@@ -1,4 +1,4 @@
-package io.jdet.internal.verbs;
+package io.jdet.internal.protocol;
 
 /** What every work queue slot has: the data segments of its work request, resolved at post time. */
 abstract class WorkRequest {

@@ -1,4 +1,4 @@
-package io.jdet.internal.verbs;
+package io.jdet.internal.protocol;
 
 import java.util.function.IntFunction;
 

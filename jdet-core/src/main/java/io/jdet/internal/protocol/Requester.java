@@ -1,12 +1,8 @@
-package io.jdet.internal.verbs;
+package io.jdet.internal.protocol;
 
 import io.jdet.EventCode;
 import io.jdet.WcStatus;
 import io.jdet.WrFlags;
-import io.jdet.internal.protocol.HeldFrames;
-import io.jdet.internal.protocol.OrderedStream;
-import io.jdet.internal.protocol.PeerValues;
-import io.jdet.internal.protocol.SackScoreboard;
 import io.jdet.internal.wire.Frame;
 import io.jdet.internal.wire.FrameGather;
 
