@@ -1,10 +1,10 @@
 package io.jdet.internal.protocol;
 
 /** One receive queue slot. Preallocated and reused. */
-final class RecvWr extends WorkRequest {
-    long id;
+public final class RecvWr extends WorkRequest {
+    public long id;
 
-    RecvWr(final int sges) {
+    public RecvWr(final int sges) {
         super(sges);
     }
 }

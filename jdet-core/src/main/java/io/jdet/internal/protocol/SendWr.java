@@ -4,53 +4,55 @@ import io.jdet.WcStatus;
 import io.jdet.WcType;
 
 /** One send queue slot: a posted work request and its protocol progress. Preallocated and reused. */
-final class SendWr extends WorkRequest {
-    static final int QUEUED = 0;
-    static final int ACTIVE = 1;
-    static final int DONE = 2;
+public final class SendWr extends WorkRequest {
+    public static final int QUEUED = 0;
+    public static final int ACTIVE = 1;
+    public static final int DONE = 2;
 
     /** Internal kinds beyond the completion types. */
-    static final int KIND_SEND = 0;
-    static final int KIND_WRITE = 1;
-    static final int KIND_READ = 2;
-    static final int KIND_COMP_EXCH = 3;
-    static final int KIND_FETCH_ADD = 4;
-    static final int KIND_BIND = 5;
-    static final int KIND_BIND_TYPE2 = 6;
-    static final int KIND_LOCAL_INVALIDATE = 7;
+    public static final int KIND_SEND = 0;
+    public static final int KIND_WRITE = 1;
+    public static final int KIND_READ = 2;
+    public static final int KIND_COMP_EXCH = 3;
+    public static final int KIND_FETCH_ADD = 4;
+    public static final int KIND_BIND = 5;
+    public static final int KIND_BIND_TYPE2 = 6;
+    public static final int KIND_LOCAL_INVALIDATE = 7;
 
-    long id;
-    int kind;
-    WcType type;
-    int flags;
-    int immediate;
-    long remoteAddress;
-    int rKey;
-    long operand1;
-    long operand2;
-    MwImpl window;
-    MrImpl bindRegion;
-    long bindAddress;
-    long bindLength;
-    int bindAccess;
-    int bindKey;
+    public long id;
+    public int kind;
+    public WcType type;
+    public int flags;
+    public int immediate;
+    public long remoteAddress;
+    public int rKey;
+    public long operand1;
+    public long operand2;
+    /** A bind's window: opaque here, the verbs layer's to interpret. */
+    public Object window;
+    /** A bind's region: opaque here. */
+    public Object bindRegion;
+    public long bindAddress;
+    public long bindLength;
+    public int bindAccess;
+    public int bindKey;
     /** Position in the send queue (a counter over the queue pair's life); travels as the read/atomic id. */
-    long ordinal;
-    int state;
-    WcStatus status;
-    int resultLength;
-    int startSeq;
-    int endSeq;
-    int msgId;
-    int rnrRetries;
+    public long ordinal;
+    public int state;
+    public WcStatus status;
+    public int resultLength;
+    public int startSeq;
+    public int endSeq;
+    public int msgId;
+    public int rnrRetries;
     /** A read's response bytes placed so far: the next response frame must start here. */
-    int bytesReceived;
+    public int bytesReceived;
 
-    SendWr(final int sges) {
+    public SendWr(final int sges) {
         super(sges);
     }
 
-    void reset(final long wrId, final int wrKind, final WcType wcType, final int wrFlags) {
+    public void reset(final long wrId, final int wrKind, final WcType wcType, final int wrFlags) {
         id = wrId;
         kind = wrKind;
         type = wcType;
@@ -71,11 +73,11 @@ final class SendWr extends WorkRequest {
         segments.total = 0;
     }
 
-    boolean isLocal() {
+    public boolean isLocal() {
         return kind >= KIND_BIND;
     }
 
-    boolean needsResponse() {
+    public boolean needsResponse() {
         return kind == KIND_READ || kind == KIND_COMP_EXCH || kind == KIND_FETCH_ADD;
     }
 }

@@ -13,9 +13,9 @@ import io.jdet.ResourceType;
 import io.jdet.WcStatus;
 import io.jdet.internal.link.FrameHandler;
 import io.jdet.internal.link.Link;
-import io.jdet.internal.protocol.Counters;
 import io.jdet.internal.protocol.PeerValues;
-import io.jdet.internal.protocol.ReorderPool;
+import io.jdet.internal.protocol.ProtocolNic;
+import io.jdet.internal.protocol.ProtocolQp;
 import io.jdet.internal.wire.Frame;
 import io.jdet.internal.wire.FrameCrc;
 import io.jdet.internal.wire.FrameGather;
@@ -38,7 +38,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * nobody polls, and frames while threads are blocked waiting for events. If that thread dies (an {@link Error},
  * or its link failing outside the engine), the NIC becomes fatal: see {@link #failFatally}.
  */
-public final class NicImpl implements Nic, FrameHandler {
+public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
     static final int MAX_PDS = 65536;
     static final int MAX_MRS = 262144;
     static final long MAX_MR_SIZE = Integer.MAX_VALUE;
@@ -74,33 +74,18 @@ public final class NicImpl implements Nic, FrameHandler {
     final List<QpImpl> qps = new ArrayList<>();
     int mrCount;
     int mwCount;
-    public final Counters counters = new Counters();
-    /** JFR events, logging and the counters' MBean: called on control and error paths only. */
-    final io.jdet.internal.observe.NicObserver observer;
     public final CmHandler cm;
-    final ReorderPool reorder;
 
     final int mtu;
-    final int maxPayload;
-    final int window;
     final int ackEvery;
     final long ackDelayNs;
-    public final long minRtoNs;
-    final long maxRtoNs;
-    final long ackTimeoutNs;
-    final long rnrDelayNs;
-    final int rnrRetryCount;
     private final long timerPeriodNs;
 
-    final MemorySegment txHeader;
     private final ByteBuffer txHeaderView;
-    final FrameGather txGather = new FrameGather(MAX_SGES + 1);
     private final FrameCrc txCrc = new FrameCrc();
     /** Whether the link wants a CRC in each frame (memory links do not: {@link Link#checksummed()}). */
     private final boolean sealFrames;
     private static final FrameGather NO_PAYLOAD = new FrameGather(0);
-    /** Set when the link refused a frame: the next progress pumps every queue pair again. */
-    boolean txBlocked;
 
     private QpImpl[] ackList = new QpImpl[16];
     private int ackCount;
@@ -109,10 +94,6 @@ public final class NicImpl implements Nic, FrameHandler {
     private long lastAppNs;
     private long rxNow;
 
-    /** Scratch results of {@link #resolveRemote}. */
-    MemorySegment remoteSegment;
-    long remoteOffset;
-    MrImpl remoteRegion;
 
     private Thread progressThread;
     private volatile boolean closed;
@@ -120,28 +101,21 @@ public final class NicImpl implements Nic, FrameHandler {
     private volatile Throwable fatalCause;
 
     NicImpl(final DeviceImpl device, final String name, final Link link, final EventQueueImpl event) {
+        final ByteBuffer headerView = ByteBuffer.allocateDirect(Frame.HEADER_LENGTH); // no session per frame
+        this.txHeaderView = headerView;
+        super(link.mtu(), device.configuration, new io.jdet.internal.observe.NicObserver(link.address()),
+            MemorySegment.ofBuffer(headerView), MAX_SGES + 1);
         this.device = device;
         this.name = name;
         this.link = link;
         this.event = event;
-        this.observer = new io.jdet.internal.observe.NicObserver(link.address());
         final io.jdet.Configuration c = device.configuration;
         this.mtu = link.mtu();
         this.sealFrames = link.checksummed();
-        this.maxPayload = mtu - Frame.HEADER_LENGTH;
-        this.window = c.windowFrames();
         this.ackEvery = Math.max(1, c.windowFrames() / 4);
         this.ackDelayNs = TimeUnit.MICROSECONDS.toNanos(c.ackDelayUs());
-        this.minRtoNs = TimeUnit.MICROSECONDS.toNanos(c.minRtoUs());
-        this.maxRtoNs = TimeUnit.MICROSECONDS.toNanos(c.maxRtoUs());
-        this.ackTimeoutNs = TimeUnit.MILLISECONDS.toNanos(c.ackTimeoutMs());
-        this.rnrDelayNs = TimeUnit.MICROSECONDS.toNanos(c.rnrDelayUs());
-        this.rnrRetryCount = c.rnrRetryCount();
         this.timerPeriodNs = TimeUnit.MICROSECONDS.toNanos(c.timerPeriodUs());
-        this.txHeaderView = ByteBuffer.allocateDirect(Frame.HEADER_LENGTH); // no session to acquire per frame
-        this.txHeader = MemorySegment.ofBuffer(txHeaderView);
         this.cm = device.cmFactory.apply(this);
-        this.reorder = new ReorderPool(mtu);
     }
 
     Thread progressThread() {
@@ -296,20 +270,15 @@ public final class NicImpl implements Nic, FrameHandler {
 
     // ---------------------------------------------------------------- frames out
 
-    /** {@link #transmit}: the frame went out. */
-    static final int SENT = 0;
-    /** {@link #transmit}: the link refused the frame; send it again later. */
-    static final int LINK_BUSY = 1;
-    /** {@link #transmit}: a payload piece's arena was closed under the engine; nothing was sent. */
-    static final int MEMORY_GONE = 2;
-
     /**
      * Seals and sends the frame in {@link #txHeader} and {@link #txGather} to a queue pair's peer.
      *
      * @return {@link #SENT}, {@link #LINK_BUSY}, or {@link #MEMORY_GONE}: the caller fails the work the payload
      *         belongs to (the application closed the arena of a registered region while the frame was built)
      */
-    int transmit(final QpImpl qp, final int payloadLength) {
+    @Override
+    public int transmit(final ProtocolQp p, final int payloadLength) {
+        final QpImpl qp = (QpImpl) p;
         Frame.sack(txHeader, qp.responder.heldRequests.bits);
         try {
             if (sealFrames) {
@@ -367,7 +336,9 @@ public final class NicImpl implements Nic, FrameHandler {
         return sent;
     }
 
-    void sendAck(final QpImpl qp) {
+    @Override
+    public void sendAck(final ProtocolQp p) {
+        final QpImpl qp = (QpImpl) p;
         if (qp.state != QpState.CONNECTED) {
             return;
         }
@@ -379,7 +350,9 @@ public final class NicImpl implements Nic, FrameHandler {
     }
 
     /** An ACK whose SACK field describes the response stream: the responses this side holds beyond a gap. */
-    void sendResponseAck(final QpImpl qp) {
+    @Override
+    public void sendResponseAck(final ProtocolQp p) {
+        final QpImpl qp = (QpImpl) p;
         if (qp.state != QpState.CONNECTED) {
             return;
         }
@@ -390,7 +363,9 @@ public final class NicImpl implements Nic, FrameHandler {
         }
     }
 
-    void sendNak(final QpImpl qp, final int status, final int seq, final int eventCode) {
+    @Override
+    public void sendNak(final ProtocolQp p, final int status, final int seq, final int eventCode) {
+        final QpImpl qp = (QpImpl) p;
         sendControl(qp.remotePeer, Frame.OP_NAK, qp.remoteQpNum, qp.number, seq, qp.responder.reqExpected - 1,
             qp.requester.rspExpected - 1, status, eventCode, qp.responder.heldRequests.bits);
     }
@@ -444,8 +419,10 @@ public final class NicImpl implements Nic, FrameHandler {
      *
      * @return 0, or an error as {@code event << 16 | status}
      */
-    int resolveRemote(final QpImpl qp, final int rKey, final long address, final long length, final int need,
-                      final boolean atomic) {
+    @Override
+    public int resolveRemote(final ProtocolQp p, final int rKey, final long address, final long length,
+                             final int need, final boolean atomic) {
+        final QpImpl qp = (QpImpl) p;
         final EventCode badKey = atomic ? EventCode.INVALID_ATOMIC_KEY : EventCode.INVALID_RDMA_KEY;
         final Object o = keys.lookup(rKey);
         final MrImpl mr;

@@ -14,17 +14,22 @@ import io.jdet.QpModify;
 import io.jdet.QpState;
 import io.jdet.QueuePair;
 import io.jdet.ResourceType;
+import io.jdet.WcStatus;
 import io.jdet.WcType;
 import io.jdet.WrFlags;
-import io.jdet.internal.protocol.Connection;
 import io.jdet.internal.protocol.PeerValues;
+import io.jdet.internal.protocol.ProtocolQp;
+import io.jdet.internal.protocol.RecvWr;
+import io.jdet.internal.protocol.Requester;
+import io.jdet.internal.protocol.Responder;
+import io.jdet.internal.protocol.SendWr;
 
 /**
  * A queue pair: the verbs with their synchronous checks, and the state machine. The protocol halves live in
  * {@link Requester} (the send queue, outgoing requests, incoming responses) and {@link Responder} (the receive
  * queue, incoming requests, outgoing responses). Everything runs under the NIC's engine lock.
  */
-public final class QpImpl implements QueuePair, Connection {
+public final class QpImpl implements QueuePair, ProtocolQp {
     public final NicImpl nic;
     final PdImpl pd;
     final CqImpl sqCq;
@@ -65,8 +70,8 @@ public final class QpImpl implements QueuePair, Connection {
         this.maxIr = c.maxIr();
         this.index = nic.qpTable.allocate(this);
         this.number = index << 8 | nic.qpTable.randomTag();
-        this.requester = new Requester(this, c.sqSize());
-        this.responder = new Responder(this, c.rqSize(), Math.max(1, c.maxIr()));
+        this.requester = new Requester(this, nic, c.sqSize());
+        this.responder = new Responder(this, nic, c.rqSize(), Math.max(1, c.maxIr()));
     }
 
     static QpImpl create(final PdImpl pd, final QpCreate c) {
@@ -158,7 +163,7 @@ public final class QpImpl implements QueuePair, Connection {
         nic.lockDataPath();
         try {
             final SendWr w = begin(id, SendWr.KIND_SEND, WcType.SEND, flags);
-            w.segments.load(nic, pd, segments, count, Access.LOCAL_READ);
+            Segments.load(w.segments, nic, pd, segments, count, Access.LOCAL_READ);
             w.immediate = immediate;
             requester.post(System.nanoTime());
         } finally {
@@ -175,7 +180,7 @@ public final class QpImpl implements QueuePair, Connection {
                 throw new DetException(Errno.EINVAL, "a send with invalidate carries no immediate value");
             }
             final SendWr w = begin(id, SendWr.KIND_SEND, WcType.SEND, flags);
-            w.segments.load(nic, pd, segments, count, Access.LOCAL_READ);
+            Segments.load(w.segments, nic, pd, segments, count, Access.LOCAL_READ);
             w.rKey = rKey;
             w.operand1 = 1; // marks "invalidate rKey at the peer"
             requester.post(System.nanoTime());
@@ -197,7 +202,7 @@ public final class QpImpl implements QueuePair, Connection {
                 throw new DetException(Errno.ENOSPC, "receive queue full (" + responder.queue.capacity + ")");
             }
             final RecvWr r = responder.queue.next(rqSges);
-            r.segments.load(nic, pd, segments, count, Access.LOCAL_WRITE);
+            Segments.load(r.segments, nic, pd, segments, count, Access.LOCAL_WRITE);
             r.id = id;
             responder.post();
         } finally {
@@ -217,7 +222,7 @@ public final class QpImpl implements QueuePair, Connection {
             if (maxOr == 0) {
                 throw new DetException(Errno.ENOBUFS, "max_or is 0");
             }
-            w.segments.load(nic, pd, segments, count, Access.LOCAL_WRITE);
+            Segments.load(w.segments, nic, pd, segments, count, Access.LOCAL_WRITE);
             w.remoteAddress = remoteAddress;
             w.rKey = rKey;
             requester.post(System.nanoTime());
@@ -232,7 +237,7 @@ public final class QpImpl implements QueuePair, Connection {
         nic.lockDataPath();
         try {
             final SendWr w = begin(id, SendWr.KIND_WRITE, WcType.RDMA_WRITE, flags);
-            w.segments.load(nic, pd, segments, count, Access.LOCAL_READ);
+            Segments.load(w.segments, nic, pd, segments, count, Access.LOCAL_READ);
             w.remoteAddress = remoteAddress;
             w.rKey = rKey;
             w.immediate = immediate;
@@ -277,7 +282,7 @@ public final class QpImpl implements QueuePair, Connection {
                     + " bytes; an atomic returns 8");
             }
             atomicLocal[0] = atomicEight.set(local.address(), 8, local.lKey());
-            w.segments.load(nic, pd, atomicLocal, 1, Access.LOCAL_WRITE);
+            Segments.load(w.segments, nic, pd, atomicLocal, 1, Access.LOCAL_WRITE);
             w.remoteAddress = remoteAddress;
             w.rKey = rKey;
             w.operand1 = op1;
@@ -623,6 +628,7 @@ public final class QpImpl implements QueuePair, Connection {
      * @param notifyPeer whether to send the peer a disconnect carrying the code
      * @param raise      whether to raise the asynchronous event
      */
+    @Override
     public void enterError(final int code, final boolean remote, final boolean notifyPeer, final boolean raise) {
         if (state == QpState.ERROR) {
             return;
@@ -645,7 +651,8 @@ public final class QpImpl implements QueuePair, Connection {
     }
 
     /** A completion could not be stored: the queue pair fails (the CQ raised CQ_OVERRUN). */
-    void completionLost() {
+    @Override
+    public void completionLost() {
         enterError(EventCode.QP_ERROR.code(), false, true, true);
     }
 
@@ -693,7 +700,8 @@ public final class QpImpl implements QueuePair, Connection {
     }
 
     /** Notes an in-order sequenced frame: an acknowledgement is owed within the delayed-ack time. */
-    void frameReceived(final long now) {
+    @Override
+    public void frameReceived(final long now) {
         unackedFrames++;
         if (unackedFrames >= nic.ackEvery) {
             nic.sendAck(this);
@@ -726,13 +734,15 @@ public final class QpImpl implements QueuePair, Connection {
      *
      * @param event what was wrong, as the event raised and sent
      */
-    void protocolError(final EventCode event) {
+    @Override
+    public void protocolError(final EventCode event) {
         nic.counters.protocolErrors++;
         enterError(event.code(), false, true, true);
     }
 
     /** This side failed a request: tell the peer with a NAK naming the status, then enter ERROR. */
-    void failRequest(final int status, final int seq, final int event) {
+    @Override
+    public void failRequest(final int status, final int seq, final int event) {
         errorNakStatus = status;
         errorNakSeq = seq;
         errorNakEvent = event;
@@ -748,6 +758,55 @@ public final class QpImpl implements QueuePair, Connection {
         if (state == QpState.CONNECTED) {
             responder.onTimer(now);
         }
+    }
+
+    // ---------------------------------------------------------------- what the protocol reads (ProtocolQp)
+
+    @Override
+    public int remoteQpNum() {
+        return remoteQpNum;
+    }
+
+    @Override
+    public int maxOr() {
+        return maxOr;
+    }
+
+    @Override
+    public int maxIr() {
+        return maxIr;
+    }
+
+    @Override
+    public Requester requester() {
+        return requester;
+    }
+
+    @Override
+    public Responder responder() {
+        return responder;
+    }
+
+    @Override
+    public boolean completeSend(final long id, final WcStatus status, final WcType type, final int length,
+                                final int reap) {
+        return sqCq.append(id, status, type, 0, length, 0, 0, reap, this, false);
+    }
+
+    @Override
+    public boolean completeRecv(final long id, final WcStatus status, final int wcFlags, final int length,
+                                final int immediate, final int invalidated) {
+        return rqCq.append(id, status, WcType.RECV, wcFlags, length, immediate, invalidated, 1, this, true);
+    }
+
+    @Override
+    public WcStatus runLocal(final SendWr w) {
+        return LocalOps.run(this, w);
+    }
+
+    @Override
+    public boolean invalidateRemote(final int rKey) {
+        return LocalOps.invalidate(this, rKey, true);
     }
 
     public void checkOpen() {
