@@ -52,6 +52,14 @@ public interface ProtocolQp extends Connection {
      */
     void frameReceived(long now);
 
+    /**
+     * An in-order sequenced frame was accepted; the sender may have asked for an immediate acknowledgement.
+     *
+     * @param now          the current time
+     * @param ackRequested whether the frame carried FORCE_ACK
+     */
+    void frameReceived(long now, boolean ackRequested);
+
     /** A completion queue overflowed: the queue pair fails. */
     void completionLost();
 

@@ -117,20 +117,36 @@ public final class Requester implements OrderedStream {
     }
 
 
+    /**
+     * Stands for a time not read yet: a post passes it, and the clock is read only where a frame needs a time stamp
+     * (the first frame of a burst, a timed frame), so a burst of posts reads it about once, not once per post.
+     */
+    public static final long CLOCK_UNREAD = Long.MIN_VALUE;
+
+    private static long clock(final long now) {
+        return now != CLOCK_UNREAD ? now : System.nanoTime();
+    }
+
     /** Commits the slot at the queue.tail and starts transmitting. */
-    public void post(final long now) {
+    public void post() {
         queue.at(queue.tail).ordinal = queue.tail;
         queue.tail++;
         nic.counters.wrPosted++;
-        pump(now);
+        pump(CLOCK_UNREAD);
     }
 
     // ---------------------------------------------------------------- transmit
 
-    /** Sends what the window, max_or, fences and the link allow. */
-    public void pump(final long now) {
+    /**
+     * Sends what the window, max_or, fences and the link allow.
+     *
+     * @param time the current time, or {@link #CLOCK_UNREAD}
+     */
+    public void pump(final long time) {
+        long now = time;
         while (qp.connected()) {
             if (rnrHoldUntilNs != 0) {
+                now = clock(now);
                 if (now - rnrHoldUntilNs < 0) {
                     return;
                 }
@@ -192,7 +208,7 @@ public final class Requester implements OrderedStream {
                 return false;
             }
             if (orDepth == 0) {
-                lastResponseNs = now;
+                lastResponseNs = clock(now);
             }
             orDepth++;
             w.msgId = (int) w.ordinal;
@@ -291,13 +307,16 @@ public final class Requester implements OrderedStream {
         if (retransmission) {
             nic.counters.retransmitted++;
         } else {
-            if (timedSeq == 0) {
-                timedSeq = seq;
-                timedSentNs = now;
-            }
-            if (highestSent == lastAcked) {
-                lastProgressNs = now;
-                lastAckProgressNs = now;
+            if (timedSeq == 0 || highestSent == lastAcked) {
+                final long sent = clock(now);
+                if (timedSeq == 0) {
+                    timedSeq = seq;
+                    timedSentNs = sent;
+                }
+                if (highestSent == lastAcked) {
+                    lastProgressNs = sent;
+                    lastAckProgressNs = sent;
+                }
             }
             highestSent = seq;
         }

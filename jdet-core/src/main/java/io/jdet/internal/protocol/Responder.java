@@ -186,7 +186,7 @@ public final class Responder implements OrderedStream {
             reqExpected--;
         }
         if (outcome == OK) {
-            qp.frameReceived(now);
+            qp.frameReceived(now, (Frame.flags(f) & Frame.FLAG_FORCE_ACK) != 0);
             return true;
         }
         if (outcome == RNR) {

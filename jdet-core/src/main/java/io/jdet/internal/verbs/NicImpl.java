@@ -392,11 +392,19 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
         qp.inAckList = true;
     }
 
-    private void flushAcks(final long now) {
+    /**
+     * Sends the acknowledgements that are due.
+     *
+     * @param now     the current time
+     * @param appPass whether the application drives this pass: an ack a sender asked for then waits for the next
+     *                pass (a reply the application posts meanwhile carries it); in the progress thread's pass it
+     *                leaves at once
+     */
+    private void flushAcks(final long now, final boolean appPass) {
         int kept = 0;
         for (int i = 0; i < ackCount; i++) {
             final QpImpl qp = ackList[i];
-            if (qp.ackPending && !qp.destroyed && now - qp.ackDeadlineNs < 0) {
+            if (qp.ackPending && !qp.destroyed && now - qp.ackDeadlineNs < 0 && (appPass || !qp.ackRequested)) {
                 ackList[kept++] = qp;
                 continue;
             }
@@ -572,14 +580,14 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
             return 0; // a dead engine runs nothing: its link may be what failed
         }
         LAST_APP_NS.setOpaque(this, now); // opaque: the progress thread only needs to see it eventually
-        return doProgress(now);
+        return doProgress(now, true);
     }
 
-    private int doProgress(final long now) {
+    private int doProgress(final long now, final boolean appPass) {
         rxNow = now;
         int work = link.receive(this, RX_BATCH);
         if (ackCount > 0) {
-            flushAcks(now);
+            flushAcks(now, appPass);
         }
         if (txBlocked) {
             txBlocked = false;
@@ -691,7 +699,7 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
                     }
                     appActive = now - lastAppNs < APP_ACTIVE_NS && device.blockedWaiters.get() == 0;
                     if (!appActive || now - nextTimerNs >= 0 || ackCount > 0) {
-                        work = doProgress(now);
+                        work = doProgress(now, false);
                     }
                     waitNs = Math.max(1000, nextDeadline(now) - now);
                 } catch (final RuntimeException e) {

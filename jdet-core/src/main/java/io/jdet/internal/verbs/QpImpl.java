@@ -51,6 +51,8 @@ public final class QpImpl implements QueuePair, ProtocolQp {
     /** Acknowledgement owed to the peer: frames received since the last frame sent. */
     int unackedFrames;
     boolean ackPending;
+    /** The owed acknowledgement was asked for (FORCE_ACK): it leaves at the next progress pass. */
+    boolean ackRequested;
     long ackDeadlineNs;
     boolean inAckList;
     /** The NAK sent when this side failed a request, repeated to the peer's retransmissions. */
@@ -165,7 +167,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             final SendWr w = begin(id, SendWr.KIND_SEND, WcType.SEND, flags);
             Segments.load(w.segments, nic, pd, segments, count, Access.LOCAL_READ);
             w.immediate = immediate;
-            requester.post(System.nanoTime());
+            requester.post();
         } finally {
             nic.lock.unlock();
         }
@@ -183,7 +185,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             Segments.load(w.segments, nic, pd, segments, count, Access.LOCAL_READ);
             w.rKey = rKey;
             w.operand1 = 1; // marks "invalidate rKey at the peer"
-            requester.post(System.nanoTime());
+            requester.post();
         } finally {
             nic.lock.unlock();
         }
@@ -225,7 +227,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             Segments.load(w.segments, nic, pd, segments, count, Access.LOCAL_WRITE);
             w.remoteAddress = remoteAddress;
             w.rKey = rKey;
-            requester.post(System.nanoTime());
+            requester.post();
         } finally {
             nic.lock.unlock();
         }
@@ -241,7 +243,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             w.remoteAddress = remoteAddress;
             w.rKey = rKey;
             w.immediate = immediate;
-            requester.post(System.nanoTime());
+            requester.post();
         } finally {
             nic.lock.unlock();
         }
@@ -287,7 +289,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             w.rKey = rKey;
             w.operand1 = op1;
             w.operand2 = op2;
-            requester.post(System.nanoTime());
+            requester.post();
         } finally {
             atomicLocal[0] = null;
             nic.lock.unlock();
@@ -307,7 +309,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
                 w.bindLength = 0;
                 w.bindKey = mw.nextKey();
                 mw.rKey = w.bindKey;
-                requester.post(System.nanoTime());
+                requester.post();
                 return w.bindKey;
             }
             final MrImpl mr = Checks.mr(region);
@@ -317,7 +319,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             }
             fillBind(w, mw, mr, address, length, access, mw.nextKey());
             mw.rKey = w.bindKey;
-            requester.post(System.nanoTime());
+            requester.post();
             return w.bindKey;
         } finally {
             nic.lock.unlock();
@@ -343,7 +345,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             checkBind(mw, mr, address, length, access);
             fillBind(w, mw, mr, address, length, access, rKey);
             mw.rKey = rKey;
-            requester.post(System.nanoTime());
+            requester.post();
         } finally {
             nic.lock.unlock();
         }
@@ -355,7 +357,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
         try {
             final SendWr w = begin(id, SendWr.KIND_LOCAL_INVALIDATE, WcType.LOCAL_INVALIDATE, flags);
             w.rKey = rKey;
-            requester.post(System.nanoTime());
+            requester.post();
         } finally {
             nic.lock.unlock();
         }
@@ -702,13 +704,32 @@ public final class QpImpl implements QueuePair, ProtocolQp {
     /** Notes an in-order sequenced frame: an acknowledgement is owed within the delayed-ack time. */
     @Override
     public void frameReceived(final long now) {
+        frameReceived(now, false);
+    }
+
+    /**
+     * Notes an in-order sequenced frame. One flagged FORCE_ACK (the sender waits for it to complete a signaled
+     * work request) is acknowledged at the next progress pass of the application (so that a reply posted
+     * meanwhile carries the ack, as in a ping-pong), or at once in a pass of the progress thread; others within
+     * the delayed-ack time.
+     */
+    @Override
+    public void frameReceived(final long now, final boolean ackRequested) {
         unackedFrames++;
         if (unackedFrames >= nic.ackEvery) {
             nic.sendAck(this);
-        } else if (!ackPending) {
+            return;
+        }
+        if (ackRequested) {
+            this.ackRequested = true;
+        }
+        final long deadline = ackRequested ? now + 1 : now + nic.ackDelayNs;
+        if (!ackPending) {
             ackPending = true;
-            ackDeadlineNs = now + nic.ackDelayNs;
+            ackDeadlineNs = deadline;
             nic.owesAck(this);
+        } else if (deadline - ackDeadlineNs < 0) {
+            ackDeadlineNs = deadline;
         }
     }
 
@@ -716,6 +737,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
     void acksSent() {
         unackedFrames = 0;
         ackPending = false;
+        ackRequested = false;
     }
 
     /** Answers a frame that reached this queue pair in ERROR: repeat the NAK or the disconnect. */
