@@ -13,7 +13,7 @@ import java.lang.invoke.VarHandle;
  * The few Linux socket calls the UDP link needs, bound through the foreign function API: no JNI, no copies.
  * Constants and structure layouts are those of 64-bit Linux (x86-64 and AArch64 share them). Each handle that can
  * fail captures {@code errno} into a caller-supplied segment ({@link #newErrnoState}). The data-path calls
- * ({@link #SENDMSG}, {@link #RECVMMSG}) are non-blocking and marked critical, so a call costs a plain native call;
+ * ({@link #SENDMSG}, {@link #SENDMMSG}, {@link #RECVMMSG}) are non-blocking and marked critical, so a call costs a plain native call;
  * {@link #PPOLL} blocks and is not.
  */
 final class Posix {
@@ -80,6 +80,9 @@ final class Posix {
         ERRNO);
     /** {@code ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)}. */
     static final MethodHandle SENDMSG = bind("sendmsg", FunctionDescriptor.of(LONG, INT, PTR, INT), ERRNO,
+        Linker.Option.critical(false));
+    /** {@code int sendmmsg(int fd, struct mmsghdr *msgs, unsigned int n, int flags)}. */
+    static final MethodHandle SENDMMSG = bind("sendmmsg", FunctionDescriptor.of(INT, INT, PTR, INT, INT), ERRNO,
         Linker.Option.critical(false));
     /** {@code int recvmmsg(int fd, struct mmsghdr *msgs, unsigned int n, int flags, struct timespec *timeout)}. */
     static final MethodHandle RECVMMSG = bind("recvmmsg", FunctionDescriptor.of(INT, INT, PTR, INT, INT, PTR), ERRNO,

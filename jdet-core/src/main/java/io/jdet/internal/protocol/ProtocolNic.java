@@ -77,6 +77,14 @@ public abstract class ProtocolNic {
     public abstract int transmit(ProtocolQp qp, int payloadLength);
 
     /**
+     * Starts a batch of frames (a post): frames for one peer may share a datagram until {@link #endBatch}. Nests.
+     */
+    public abstract void beginBatch();
+
+    /** Ends a batch: every frame held since the outermost {@link #beginBatch} leaves now. */
+    public abstract void endBatch();
+
+    /**
      * Sends a standalone ACK of the request stream now, with its selective-ack bits.
      *
      * @param qp the queue pair

@@ -132,7 +132,12 @@ public final class Requester implements OrderedStream {
         queue.at(queue.tail).ordinal = queue.tail;
         queue.tail++;
         nic.counters.wrPosted++;
-        pump(CLOCK_UNREAD);
+        nic.beginBatch(); // the frames of a multi-frame request leave together, a lone frame at once
+        try {
+            pump(CLOCK_UNREAD);
+        } finally {
+            nic.endBatch();
+        }
     }
 
     // ---------------------------------------------------------------- transmit

@@ -583,7 +583,27 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
         return doProgress(now, true);
     }
 
+    @Override
+    public void beginBatch() {
+        link.cork();
+    }
+
+    @Override
+    public void endBatch() {
+        link.uncork();
+    }
+
     private int doProgress(final long now, final boolean appPass) {
+        // One batch per pass: acks, responses and the frames the acks release share datagrams where they can.
+        link.cork();
+        try {
+            return doProgressCorked(now, appPass);
+        } finally {
+            link.uncork();
+        }
+    }
+
+    private int doProgressCorked(final long now, final boolean appPass) {
         rxNow = now;
         int work = link.receive(this, RX_BATCH);
         if (ackCount > 0) {
