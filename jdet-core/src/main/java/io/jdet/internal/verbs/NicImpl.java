@@ -597,37 +597,33 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
         // One batch per pass: acks, responses and the frames the acks release share datagrams where they can.
         link.cork();
         try {
-            return doProgressCorked(now, appPass);
+            rxNow = now;
+            int work = link.receive(this, RX_BATCH);
+            if (ackCount > 0) {
+                flushAcks(now, appPass);
+            }
+            if (txBlocked) {
+                txBlocked = false;
+                for (int i = 0; i < qps.size(); i++) {
+                    final QpImpl qp = qps.get(i);
+                    if (qp.state == QpState.CONNECTED) {
+                        qp.requester.pump(now);
+                        qp.responder.pumpResponses(now);
+                    }
+                }
+            }
+            if (now - nextTimerNs >= 0) {
+                nextTimerNs = now + timerPeriodNs;
+                for (int i = 0; i < qps.size(); i++) {
+                    qps.get(i).onTimer(now);
+                }
+                cm.onTimer(now);
+                work++;
+            }
+            return work;
         } finally {
             link.uncork();
         }
-    }
-
-    private int doProgressCorked(final long now, final boolean appPass) {
-        rxNow = now;
-        int work = link.receive(this, RX_BATCH);
-        if (ackCount > 0) {
-            flushAcks(now, appPass);
-        }
-        if (txBlocked) {
-            txBlocked = false;
-            for (int i = 0; i < qps.size(); i++) {
-                final QpImpl qp = qps.get(i);
-                if (qp.state == QpState.CONNECTED) {
-                    qp.requester.pump(now);
-                    qp.responder.pumpResponses(now);
-                }
-            }
-        }
-        if (now - nextTimerNs >= 0) {
-            nextTimerNs = now + timerPeriodNs;
-            for (int i = 0; i < qps.size(); i++) {
-                qps.get(i).onTimer(now);
-            }
-            cm.onTimer(now);
-            work++;
-        }
-        return work;
     }
 
     private long nextDeadline(final long now) {

@@ -49,10 +49,8 @@ final class Segments {
             if (sum > Integer.MAX_VALUE) {
                 throw new DetException(Errno.EINVAL, "message longer than " + Integer.MAX_VALUE + " bytes");
             }
-        }
-        for (int i = 0; i < n; i++) {
-            final DataSegment ds = segments[i];
-            final MrImpl mr = nic.localRegion(ds.lKey());
+            // Written as checked (one key lookup per segment): a post that fails later leaves only its own slot,
+            // not yet posted, with these entries, and the next load of the slot overwrites or clears them.
             s.regions[i] = mr;
             s.offsets[i] = ds.address() - mr.address;
             s.lengths[i] = ds.length();
