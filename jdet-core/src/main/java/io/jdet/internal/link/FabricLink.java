@@ -9,7 +9,8 @@ import java.util.Map;
 /**
  * The in-process link: a NIC on a named {@link Fabric}. Sending copies the frame straight from registered memory
  * into the receiving NIC's {@link FrameRing}; receiving hands ring slots to the engine, which copies once more
- * into the target memory. A full ring pushes back ({@link #send} returns false) instead of dropping.
+ * into the target memory. A full ring pushes back ({@link #send} returns false) instead of dropping. Memory cannot
+ * corrupt a frame, so frames carry no CRC ({@link #checksummed()}) unless fault injection corrupts them on purpose.
  * Its address is {@code loop:<fabric>/<number>}.
  */
 public final class FabricLink implements Link {
@@ -17,6 +18,8 @@ public final class FabricLink implements Link {
     private final int id;
     private final int mtu;
     private final FrameRing ring;
+    /** Whether this endpoint seals its frames (and the receiver checks them). */
+    private final boolean crc;
     private final FrameCrc rxCrc = new FrameCrc();
     /** Inbound frames dropped, by cause: see {@link FrameRing#drain}. */
     private final long[] rxDrops = new long[2];
@@ -34,6 +37,20 @@ public final class FabricLink implements Link {
      * @throws IllegalArgumentException if the ring cannot be made (see {@link FrameRing}); nothing is left attached
      */
     public FabricLink(final String fabricName, final int mtu, final int ringFrames) {
+        this(fabricName, mtu, ringFrames, true);
+    }
+
+    /**
+     * Attaches a new endpoint to a fabric, saying whether its frames carry a CRC.
+     *
+     * @param fabricName  the fabric's name
+     * @param mtu         the frame size limit wanted (see {@link #FabricLink(String, int, int)})
+     * @param ringFrames  the inbound ring size, a power of two
+     * @param checksummed whether the engine seals this endpoint's frames: only when fault injection corrupts them
+     * @throws IllegalArgumentException if the ring cannot be made; nothing is left attached
+     */
+    public FabricLink(final String fabricName, final int mtu, final int ringFrames, final boolean checksummed) {
+        this.crc = checksummed;
         final Fabric.Membership membership = Fabric.join(fabricName, mtu);
         this.fabric = membership.fabric();
         this.id = membership.id();
@@ -55,6 +72,11 @@ public final class FabricLink implements Link {
     @Override
     public int mtu() {
         return mtu;
+    }
+
+    @Override
+    public boolean checksummed() {
+        return crc;
     }
 
     @Override
@@ -85,7 +107,7 @@ public final class FabricLink implements Link {
             return true;
         }
         try {
-            return target.ring.offer(id, header, headerLength, payload);
+            return target.ring.offer(id, crc, header, headerLength, payload);
         } catch (final IllegalStateException | WrongThreadException sourceUnusable) {
             // The frame's memory was closed (or is confined to another thread): the ring published the slot as
             // aborted, and the frame is lost, as on a wire; the protocol retransmits or gives up.

@@ -64,6 +64,16 @@ public abstract class ForwardingLink implements Link {
     }
 
     @Override
+    public void cork() {
+        inner.cork();
+    }
+
+    @Override
+    public void uncork() {
+        inner.uncork();
+    }
+
+    @Override
     public void await(final long timeoutNs) {
         inner.await(timeoutNs);
     }

@@ -33,6 +33,8 @@ final class FrameRing implements AutoCloseable {
     private final ByteBuffer[] views;
     private final int[] lengths;
     private final long[] peers;
+    /** Per slot: whether its frame carries a CRC (memory links seal only when fault injection corrupts). */
+    private final boolean[] sealed;
     /** Slot i is free for producer index t when sequence == t, full for consumer index h when sequence == h+1. */
     private final AtomicLongArray sequence;
     private final AtomicLong tail = new AtomicLong();
@@ -63,6 +65,7 @@ final class FrameRing implements AutoCloseable {
         this.views = new ByteBuffer[capacity];
         this.lengths = new int[capacity];
         this.peers = new long[capacity];
+        this.sealed = new boolean[capacity];
         this.sequence = new AtomicLongArray(capacity);
         // Direct buffers rather than an arena: their memory has no session, so neither the producers' copies
         // nor the consumer's CRC pay a shared-session acquire (a contended CAS) per frame. The GC frees them.
@@ -83,6 +86,19 @@ final class FrameRing implements AutoCloseable {
      *                                  segment); the slot it had claimed is published as aborted
      */
     boolean offer(final long peer, final MemorySegment header, final int headerLength, final FrameGather payload) {
+        return offer(peer, true, header, headerLength, payload);
+    }
+
+    /**
+     * Copies a frame into the ring, saying whether it carries a CRC to check.
+     *
+     * @param crc whether the sender sealed the frame (the receiver checks only then)
+     * @return false if the ring is full
+     * @throws IllegalArgumentException if the frame exceeds a slot
+     * @throws RuntimeException         what copying from the frame's memory threw; the slot is published as aborted
+     */
+    boolean offer(final long peer, final boolean crc, final MemorySegment header, final int headerLength,
+                  final FrameGather payload) {
         final int length = headerLength + payload.totalLength();
         if (length > slotSize) {
             throw new IllegalArgumentException("frame of " + length + " bytes exceeds the slot size " + slotSize);
@@ -110,6 +126,7 @@ final class FrameRing implements AutoCloseable {
         } finally {
             lengths[i] = published;
             peers[i] = peer;
+            sealed[i] = crc;
             sequence.lazySet(i, t + 1); // release: publishes the slot contents (or its abort) to the consumer
         }
         wakeup();
@@ -117,7 +134,7 @@ final class FrameRing implements AutoCloseable {
     }
 
     /**
-     * Hands up to max frames to the handler; verifies each CRC first.
+     * Hands up to max frames to the handler; verifies the CRC of each frame its sender sealed first.
      *
      * @param drops where to count what is not handed over, at {@link #BAD_CRC} and {@link #ABORTED}
      * @return the slots consumed, frames handed over or not
@@ -133,7 +150,7 @@ final class FrameRing implements AutoCloseable {
                 final int length = lengths[i];
                 if (length == ABORTED_LENGTH) {
                     drops[ABORTED]++;
-                } else if (crc.verify(slots[i], views[i], length)) {
+                } else if (!sealed[i] || crc.verify(slots[i], views[i], length)) {
                     handler.onFrame(slots[i], length, peers[i]);
                 } else {
                     drops[BAD_CRC]++;

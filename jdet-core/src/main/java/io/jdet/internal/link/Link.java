@@ -87,6 +87,21 @@ public interface Link extends AutoCloseable {
     int receive(FrameHandler handler, int max);
 
     /**
+     * Starts a batch of sends (a post, a progress pass): until the matching {@link #uncork}, the link may hold frames
+     * back so that several bound for the same peer share a datagram, as TCP does with {@code TCP_CORK}. Calls nest;
+     * a link that carries one frame per unit (memory rings) ignores them. Raises nothing.
+     */
+    default void cork() {
+    }
+
+    /**
+     * Ends a batch: everything held since the outermost {@link #cork} leaves now (what the kernel refuses for lack of
+     * buffer stays held, and leaves at the next send or uncork). Raises nothing a send would not.
+     */
+    default void uncork() {
+    }
+
+    /**
      * Blocks until a frame may have arrived, {@link #wakeup} is called, or the time runs out.
      *
      * @param timeoutNs the longest wait

@@ -29,10 +29,12 @@ public final class Links {
             throw new DetException(Errno.ENODEV, "no NIC name");
         }
         final Link link;
+        // Memory corrupts nothing: fabric frames carry a CRC only when fault injection corrupts them on purpose.
+        final boolean crc = configuration.faults().active() && configuration.faults().corruptRate() > 0;
         if (name.equals("loop")) {
-            link = new FabricLink("default", configuration.loopMtu(), configuration.loopRingFrames());
+            link = new FabricLink("default", configuration.loopMtu(), configuration.loopRingFrames(), crc);
         } else if (name.startsWith("loop:") && name.length() > 5 && name.indexOf('/') < 0) {
-            link = new FabricLink(name.substring(5), configuration.loopMtu(), configuration.loopRingFrames());
+            link = new FabricLink(name.substring(5), configuration.loopMtu(), configuration.loopRingFrames(), crc);
         } else if (name.startsWith("shm:")) {
             link = new ShmLink(name.substring(4), configuration);
         } else if (name.startsWith(EthAddress.PREFIX)) {

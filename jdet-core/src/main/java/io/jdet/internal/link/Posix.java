@@ -13,7 +13,7 @@ import java.lang.invoke.VarHandle;
  * The few Linux socket calls the UDP link needs, bound through the foreign function API: no JNI, no copies.
  * Constants and structure layouts are those of 64-bit Linux (x86-64 and AArch64 share them). Each handle that can
  * fail captures {@code errno} into a caller-supplied segment ({@link #newErrnoState}). The data-path calls
- * ({@link #SENDMSG}, {@link #RECVMMSG}) are non-blocking and marked critical, so a call costs a plain native call;
+ * ({@link #SENDMSG}, {@link #SENDMMSG}, {@link #RECVMMSG}) are non-blocking and marked critical, so a call costs a plain native call;
  * {@link #PPOLL} blocks and is not.
  */
 final class Posix {
@@ -82,6 +82,9 @@ final class Posix {
     /** {@code ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)}. */
     static final MethodHandle SENDMSG = bind("sendmsg", FunctionDescriptor.of(LONG, INT, PTR, INT), ERRNO,
         Linker.Option.critical(false));
+    /** {@code int sendmmsg(int fd, struct mmsghdr *msgs, unsigned int n, int flags)}. */
+    static final MethodHandle SENDMMSG = bind("sendmmsg", FunctionDescriptor.of(INT, INT, PTR, INT, INT), ERRNO,
+        Linker.Option.critical(false));
     /** {@code int recvmmsg(int fd, struct mmsghdr *msgs, unsigned int n, int flags, struct timespec *timeout)}. */
     static final MethodHandle RECVMMSG = bind("recvmmsg", FunctionDescriptor.of(INT, INT, PTR, INT, INT, PTR), ERRNO,
         Linker.Option.critical(false));
@@ -91,6 +94,9 @@ final class Posix {
      * send that fails sent nothing, so the caller repeats it through {@link #SENDMSG} to learn why.
      */
     static final MethodHandle SENDMSG_UNCAPTURED = bind("sendmsg", FunctionDescriptor.of(LONG, INT, PTR, INT),
+        Linker.Option.critical(false));
+    /** {@code sendmmsg} without errno capture, for the data path (see {@link #SENDMSG_UNCAPTURED}). */
+    static final MethodHandle SENDMMSG_UNCAPTURED = bind("sendmmsg", FunctionDescriptor.of(INT, INT, PTR, INT, INT),
         Linker.Option.critical(false));
     /**
      * {@code recvmmsg} without errno capture, for the data path (see {@link #SENDMSG_UNCAPTURED}): a non-blocking

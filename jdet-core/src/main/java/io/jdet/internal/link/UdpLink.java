@@ -26,6 +26,12 @@ import java.util.concurrent.locks.LockSupport;
  * write into it directly). Neither path allocates: the message header, iovecs, socket addresses and errno slots
  * are preallocated, and a peer is a {@code long} ({@link UdpAddress#handle}).
  *
+ * <p>Between {@link #cork} and {@link #uncork} (a post, a progress pass of the engine), frames bound for the same
+ * peer are appended to one staged datagram up to the frame size limit, and up to 16 staged datagrams leave with
+ * one {@code sendmmsg}; outside a batch a frame leaves at once, so a lone message never waits. The receiver splits
+ * each datagram into its frames by their payload-length fields, checking every length against what is left of the
+ * datagram before it reads further, and checks each frame's CRC on its own.
+ *
  * <p>{@link #await} blocks in {@code ppoll} on the socket and an eventfd that {@link #wakeup} writes, so a blocked
  * progress thread burns no core and wakes when a datagram arrives.
  *
@@ -39,6 +45,12 @@ public final class UdpLink implements Link {
     private static final int RX_BATCH = 16;
     /** Socket buffers asked for: large, so bursts of 64 KiB frames are not dropped by the kernel. */
     private static final int SOCKET_BUFFER = 8 << 20;
+    /** Datagrams staged while corked and sent by one {@code sendmmsg}. */
+    private static final int TX_BATCH = 16;
+    /** Where a frame's payload length lies in its header (little-endian u16). */
+    private static final int PAYLOAD_LENGTH_OFFSET = 6;
+    private static final ValueLayout.OfShort LE_SHORT = ValueLayout.JAVA_SHORT_UNALIGNED
+        .withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
     /** The longest {@link #close} waits for a thread to leave {@link #await} or {@link #wakeup}. */
     private static final long CLOSE_WAIT_NS = TimeUnit.SECONDS.toNanos(5);
 
@@ -57,11 +69,32 @@ public final class UdpLink implements Link {
     private final MemorySegment txStage;
     private long txNamePeer = -1;
 
+    /** Batches open ({@link #cork} depth): frames are staged while it is positive. */
+    private int corked;
+    /** The staged datagrams, one 64 KiB slot each, with their message headers (one per first index, for a resend). */
+    private final MemorySegment txBatch;
+    private final MemorySegment txMsgs;
+    private final MemorySegment[] txMsgFrom = new MemorySegment[TX_BATCH];
+    private final MemorySegment[] txNameSlots = new MemorySegment[TX_BATCH];
+    /** The peer each slot's name holds, so that it is rewritten only when the peer changes. */
+    private final long[] txNamePeers = new long[TX_BATCH];
+    private final MemorySegment txNames;
+    private final MemorySegment txIovs;
+    private final long[] txPeers = new long[TX_BATCH];
+    private final int[] txLengths = new int[TX_BATCH];
+    /** Staged datagrams: [txFirst, txCount) are waiting; the last may still take frames. */
+    private int txFirst;
+    private int txCount;
+    private long coalesced;
+
     private final MemorySegment[] rxBuffers = new MemorySegment[RX_BATCH];
     private final ByteBuffer[] rxViews = new ByteBuffer[RX_BATCH];
     private final MemorySegment rxMsgs;
     private final MemorySegment rxNames;
     private final FrameCrc rxCrc = new FrameCrc();
+    /** A frame after the first of a datagram is checked and handed up from here, at offset 0. */
+    private final MemorySegment rxFrame;
+    private final ByteBuffer rxFrameView;
 
     private final MemorySegment pollFds;
     private final MemorySegment pollTimeout;
@@ -111,6 +144,12 @@ public final class UdpLink implements Link {
             this.txName = arena.allocate(Posix.SOCKADDR_IN_SIZE, 8);
             this.txErrno = Posix.newErrnoState(arena);
             this.txStage = arena.allocate(RX_BUFFER, 64);
+            this.txBatch = arena.allocate((long) RX_BUFFER * TX_BATCH, 64);
+            this.txMsgs = arena.allocate((long) Posix.MMSGHDR_SIZE * TX_BATCH, 8);
+            this.txNames = arena.allocate((long) Posix.SOCKADDR_IN_SIZE * TX_BATCH, 8);
+            this.txIovs = arena.allocate((long) Posix.IOVEC_SIZE * TX_BATCH, 8);
+            this.rxFrame = arena.allocate(RX_BUFFER, 64);
+            this.rxFrameView = rxFrame.asByteBuffer();
             this.rxMsgs = arena.allocate((long) Posix.MMSGHDR_SIZE * RX_BATCH, 8);
             this.rxNames = arena.allocate((long) Posix.SOCKADDR_IN_SIZE * RX_BATCH, 8);
             this.pollFds = arena.allocate(2L * Posix.POLLFD_SIZE, 8);
@@ -164,6 +203,18 @@ public final class UdpLink implements Link {
                 Posix.SOCKADDR_IN_SIZE));
             rxMsgs.set(ValueLayout.ADDRESS, msg + Posix.MSG_IOV, iov);
             rxMsgs.set(ValueLayout.JAVA_LONG, msg + Posix.MSG_IOVLEN, 1L);
+        }
+        for (int k = 0; k < TX_BATCH; k++) {
+            final long msg = (long) k * Posix.MMSGHDR_SIZE;
+            final MemorySegment iov = txIovs.asSlice((long) k * Posix.IOVEC_SIZE, Posix.IOVEC_SIZE);
+            iov.set(ValueLayout.JAVA_LONG, 0, txBatch.address() + (long) k * RX_BUFFER);
+            txNameSlots[k] = txNames.asSlice((long) k * Posix.SOCKADDR_IN_SIZE, Posix.SOCKADDR_IN_SIZE);
+            txNamePeers[k] = -1;
+            txMsgs.set(ValueLayout.ADDRESS, msg + Posix.MSG_NAME, txNameSlots[k]);
+            txMsgs.set(ValueLayout.JAVA_INT, msg + Posix.MSG_NAMELEN, Posix.SOCKADDR_IN_SIZE);
+            txMsgs.set(ValueLayout.ADDRESS, msg + Posix.MSG_IOV, iov);
+            txMsgs.set(ValueLayout.JAVA_LONG, msg + Posix.MSG_IOVLEN, 1L);
+            txMsgFrom[k] = txMsgs.asSlice(msg);
         }
         wakeValue.set(ValueLayout.JAVA_LONG, 0, 1L);
         txMsg.set(ValueLayout.ADDRESS, Posix.MSG_NAME, txName);
@@ -240,8 +291,26 @@ public final class UdpLink implements Link {
     // ---------------------------------------------------------------- transmit
 
     @Override
+    public void cork() {
+        corked++;
+    }
+
+    @Override
+    public void uncork() {
+        if (corked > 0 && --corked == 0) {
+            sendStaged();
+        }
+    }
+
+    @Override
     public boolean send(final long peer, final MemorySegment header, final int headerLength,
                         final FrameGather payload) {
+        if (corked > 0) {
+            return stage(peer, header, headerLength, payload);
+        }
+        if (txFirst < txCount && !sendStaged()) {
+            return false; // what is staged leaves first, in order; the kernel has no room for more now
+        }
         if (peer != txNamePeer) {
             Posix.sockaddr(txName, UdpAddress.handleIp(peer), UdpAddress.handlePort(peer));
             txNamePeer = peer;
@@ -289,6 +358,78 @@ public final class UdpLink implements Link {
         return true;
     }
 
+    /**
+     * Appends a frame to the staged datagram for its peer, or starts a new one.
+     *
+     * @return false if every slot is staged and the kernel takes none of them now
+     */
+    private boolean stage(final long peer, final MemorySegment header, final int headerLength,
+                          final FrameGather payload) {
+        final int length = headerLength + payload.totalLength();
+        if (length > RX_BUFFER) {
+            sendErrors++; // larger than any datagram: lost, as EMSGSIZE would lose it
+            return true;
+        }
+        int k = txCount - 1;
+        if (k < txFirst || txPeers[k] != peer || txLengths[k] + length > mtu) {
+            if (txCount == TX_BATCH && !sendStaged()) {
+                return false;
+            }
+            k = txCount++;
+            txPeers[k] = peer;
+            txLengths[k] = 0;
+            if (txNamePeers[k] != peer) {
+                Posix.sockaddr(txNameSlots[k], UdpAddress.handleIp(peer), UdpAddress.handlePort(peer));
+                txNamePeers[k] = peer;
+            }
+        } else {
+            coalesced++;
+        }
+        // Copied now, as an unstaged frame is: a Java access that fails cleanly if a region's arena was closed.
+        final long at = (long) k * RX_BUFFER + txLengths[k];
+        MemorySegment.copy(header, 0, txBatch, at, headerLength);
+        payload.copyTo(txBatch, at + headerLength);
+        txLengths[k] += length;
+        return true;
+    }
+
+    /**
+     * Sends the staged datagrams, as many per {@code sendmmsg} as there are.
+     *
+     * @return true if none is left staged; false if the kernel had no room (they stay, and go at the next call)
+     */
+    private boolean sendStaged() {
+        while (txFirst < txCount) {
+            for (int k = txFirst; k < txCount; k++) {
+                txIovs.set(ValueLayout.JAVA_LONG, (long) k * Posix.IOVEC_SIZE + 8, txLengths[k]);
+            }
+            int n;
+            try {
+                n = (int) Posix.SENDMMSG_UNCAPTURED.invokeExact(fd, txMsgFrom[txFirst], txCount - txFirst, 0);
+                if (n <= 0) { // the first datagram did not leave: again with errno captured, to learn why
+                    n = (int) Posix.SENDMMSG.invokeExact(txErrno, fd, txMsgFrom[txFirst], txCount - txFirst, 0);
+                }
+            } catch (final Throwable t) {
+                throw new IllegalStateException(t);
+            }
+            if (n > 0) {
+                txFirst += n;
+                continue;
+            }
+            final int errno = Posix.errno(txErrno);
+            if (errno == Posix.EAGAIN || errno == Posix.ENOBUFS) {
+                return false;
+            }
+            if (errno != Posix.EINTR) {
+                // Unreachable or refused peer, a closed socket: that datagram is lost, as on a wire.
+                sendErrors++;
+                txFirst++;
+            }
+        }
+        txFirst = txCount = 0;
+        return true;
+    }
+
     // ---------------------------------------------------------------- receive
 
     @Override
@@ -312,17 +453,53 @@ public final class UdpLink implements Link {
             final long name = (long) i * Posix.SOCKADDR_IN_SIZE;
             if (rxNames.get(ValueLayout.JAVA_SHORT, name) != Posix.AF_INET) {
                 notIpv4++;
-            } else if (length < io.jdet.internal.wire.Frame.HEADER_LENGTH) {
-                truncated++;
-            } else if (!rxCrc.verify(rxBuffers[i], rxViews[i], length)) {
-                badCrc++;
             } else {
                 final long peer = UdpAddress.handle(rxNames.get(Posix.NET_INT, name + Posix.SIN_ADDR),
                     rxNames.get(Posix.NET_SHORT, name + Posix.SIN_PORT) & 0xFFFF);
-                handler.onFrame(rxBuffers[i], length, peer);
+                split(handler, rxBuffers[i], rxViews[i], length, peer);
             }
         }
         return Math.max(got, 0); // EAGAIN: nothing waits; another error is retried on the next call
+    }
+
+    /**
+     * Hands each frame of a datagram up. A frame spans its header and the payload length the header states, or
+     * the rest of the datagram if that is shorter (the engine then finds the length wrong and drops it); the next
+     * frame starts where it ends. Less than a header left over is counted as truncated. Every length is checked
+     * against the datagram before anything is read at it; each frame's CRC is checked on its own, and a frame that
+     * fails it ends the datagram.
+     */
+    private void split(final FrameHandler handler, final MemorySegment datagram, final ByteBuffer view,
+                       final int length, final long peer) {
+        final int header = io.jdet.internal.wire.Frame.HEADER_LENGTH;
+        int at = 0;
+        while (true) {
+            final int left = length - at;
+            if (left < header) {
+                if (left > 0 || at == 0) {
+                    truncated++;
+                }
+                return;
+            }
+            final int stated = header + (datagram.get(LE_SHORT, at + PAYLOAD_LENGTH_OFFSET) & 0xFFFF);
+            final int frameLength = Math.min(stated, left);
+            final MemorySegment frame;
+            final ByteBuffer frameView;
+            if (at == 0) {
+                frame = datagram;
+                frameView = view;
+            } else {
+                MemorySegment.copy(datagram, at, rxFrame, 0, frameLength);
+                frame = rxFrame;
+                frameView = rxFrameView;
+            }
+            if (!rxCrc.verify(frame, frameView, frameLength)) {
+                badCrc++;
+                return; // the length that delimited it is as untrustworthy as the rest: drop the datagram's rest
+            }
+            handler.onFrame(frame, frameLength, peer);
+            at += frameLength;
+        }
     }
 
     @Override
@@ -384,6 +561,7 @@ public final class UdpLink implements Link {
         counters.merge("link.rx.truncated", truncated, Long::sum);
         counters.merge("link.rx.not_ipv4", notIpv4, Long::sum);
         counters.merge("link.tx.errors", sendErrors, Long::sum);
+        counters.merge("link.tx.coalesced", coalesced, Long::sum);
     }
 
     /**

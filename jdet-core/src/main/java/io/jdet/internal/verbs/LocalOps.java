@@ -2,6 +2,7 @@ package io.jdet.internal.verbs;
 
 import io.jdet.Access;
 import io.jdet.WcStatus;
+import io.jdet.internal.protocol.SendWr;
 
 /**
  * Local work requests, run when they reach the head of the send queue's admission: window binds and local
@@ -21,7 +22,7 @@ final class LocalOps {
     }
 
     private static WcStatus bindType1(final SendWr w) {
-        final MwImpl mw = w.window;
+        final MwImpl mw = (MwImpl) w.window;
         if (mw.destroyed) {
             return WcStatus.BIND_ERR;
         }
@@ -30,7 +31,7 @@ final class LocalOps {
             mw.activeRKey = w.bindKey;
             return WcStatus.SUCCESS;
         }
-        if (!w.bindRegion.usable()) {
+        if (!((MrImpl) w.bindRegion).usable()) {
             return WcStatus.BIND_ERR;
         }
         mw.unbind();
@@ -39,8 +40,8 @@ final class LocalOps {
     }
 
     private static WcStatus bindType2(final QpImpl qp, final SendWr w) {
-        final MwImpl mw = w.window;
-        if (mw.destroyed || mw.bound || !w.bindRegion.usable()) {
+        final MwImpl mw = (MwImpl) w.window;
+        if (mw.destroyed || mw.bound || !((MrImpl) w.bindRegion).usable()) {
             return WcStatus.BIND_ERR;
         }
         apply(mw, w, qp);
@@ -48,7 +49,7 @@ final class LocalOps {
     }
 
     private static void apply(final MwImpl mw, final SendWr w, final QpImpl boundQp) {
-        final MrImpl mr = w.bindRegion;
+        final MrImpl mr = (MrImpl) w.bindRegion;
         mw.mr = mr;
         mr.boundWindows++;
         mw.bound = true;

@@ -7,6 +7,7 @@ import io.jdet.MemoryRegion;
 import io.jdet.MrAttributes;
 import io.jdet.ProtectionDomain;
 
+import io.jdet.internal.protocol.Region;
 import io.jdet.internal.wire.FrameGather;
 
 import java.lang.foreign.MemorySegment;
@@ -21,7 +22,7 @@ import java.nio.ByteBuffer;
  * returns the engine never touches the memory again; work that still refers to it fails instead (see
  * {@link MemoryRegion}).
  */
-public final class MrImpl implements MemoryRegion {
+public final class MrImpl implements MemoryRegion, Region {
     /** log2 of the distance between the starts of two {@link #views}. */
     private static final int VIEW_SHIFT = 30;
     /**
@@ -125,7 +126,8 @@ public final class MrImpl implements MemoryRegion {
      * arena was closed while it was registered (a use after free the application committed) counts as
      * deregistered. Engine lock held.
      */
-    boolean usable() {
+    @Override
+    public boolean usable() {
         return valid && segment.scope().isAlive();
     }
 
@@ -136,7 +138,8 @@ public final class MrImpl implements MemoryRegion {
      * @param offset the offset of the piece in the region
      * @param length its length, at most a frame's payload
      */
-    void addTo(final FrameGather gather, final long offset, final int length) {
+    @Override
+    public void addTo(final FrameGather gather, final long offset, final int length) {
         final int k = (int) (offset >>> VIEW_SHIFT);
         gather.add(viewSegments[k], views[k], offset - ((long) k << VIEW_SHIFT), length);
     }
@@ -150,6 +153,11 @@ public final class MrImpl implements MemoryRegion {
         final int tag = nic.keys.randomTag() & 0xFE; // even, so that the r_key (tag + 1) differs from the l_key
         lKey = index << 8 | tag;
         rKey = (access & Access.ANY_REMOTE) != 0 ? index << 8 | (tag + 1) : 0;
+    }
+
+    @Override
+    public int currentKey() {
+        return lKey;
     }
 
     @Override

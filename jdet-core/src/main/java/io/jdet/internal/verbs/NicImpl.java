@@ -14,11 +14,11 @@ import io.jdet.WcStatus;
 import io.jdet.internal.link.FrameHandler;
 import io.jdet.internal.link.Link;
 import io.jdet.internal.link.LinkLock;
-import io.jdet.internal.protocol.Counters;
 import io.jdet.internal.protocol.FrameSeal;
 import io.jdet.internal.protocol.Isn;
 import io.jdet.internal.protocol.PeerValues;
-import io.jdet.internal.protocol.ReorderPool;
+import io.jdet.internal.protocol.ProtocolNic;
+import io.jdet.internal.protocol.ProtocolQp;
 import io.jdet.internal.protocol.TokenBucket;
 import io.jdet.internal.wire.Frame;
 import io.jdet.internal.wire.FrameCrc;
@@ -42,7 +42,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * nobody polls, and frames while threads are blocked waiting for events. If that thread dies (an {@link Error},
  * or its link failing outside the engine), the NIC becomes fatal: see {@link #failFatally}.
  */
-public final class NicImpl implements Nic, FrameHandler {
+public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
     static final int MAX_PDS = 65536;
     static final int MAX_MRS = 262144;
     static final long MAX_MR_SIZE = Integer.MAX_VALUE;
@@ -79,37 +79,22 @@ public final class NicImpl implements Nic, FrameHandler {
     final List<QpImpl> qps = new ArrayList<>();
     int mrCount;
     int mwCount;
-    public final Counters counters = new Counters();
-    /** JFR events, logging and the counters' MBean: called on control and error paths only. */
-    final io.jdet.internal.observe.NicObserver observer;
     public final CmHandler cm;
-    final ReorderPool reorder;
     /** Bounds the replies to frames for unknown queue pairs ({@code Configuration.unknownRepliesPerSecond}). */
     private final TokenBucket unknownReplies;
     /** Bounds challenge ACKs ({@code Configuration.challengeAcksPerSecond}). */
     private final TokenBucket challenges;
 
     final int mtu;
-    final int maxPayload;
-    final int window;
     final int ackEvery;
     final long ackDelayNs;
-    public final long minRtoNs;
-    final long maxRtoNs;
-    final long ackTimeoutNs;
-    final long rnrDelayNs;
-    final int rnrRetryCount;
     private final long timerPeriodNs;
 
-    final MemorySegment txHeader;
     private final ByteBuffer txHeaderView;
-    final FrameGather txGather = new FrameGather(MAX_SGES + 2); // + a protected frame's trailer
     private final FrameCrc txCrc = new FrameCrc();
     /** Whether the link wants a CRC in each frame (memory links do not: {@link Link#checksummed()}). */
     private final boolean sealFrames;
     private static final FrameGather NO_PAYLOAD = new FrameGather(0);
-    /** Set when the link refused a frame: the next progress pumps every queue pair again. */
-    boolean txBlocked;
 
     /** Scratch memory of protected connections, made with the first one. */
     private io.jdet.internal.protocol.SealBuffers sealBuffers;
@@ -121,10 +106,6 @@ public final class NicImpl implements Nic, FrameHandler {
     private long lastAppNs;
     private long rxNow;
 
-    /** Scratch results of {@link #resolveRemote}. */
-    MemorySegment remoteSegment;
-    long remoteOffset;
-    MrImpl remoteRegion;
 
     private Thread progressThread;
     private volatile boolean closed;
@@ -132,29 +113,22 @@ public final class NicImpl implements Nic, FrameHandler {
     private volatile Throwable fatalCause;
 
     NicImpl(final DeviceImpl device, final String name, final Link link, final EventQueueImpl event) {
+        final ByteBuffer headerView = ByteBuffer.allocateDirect(Frame.HEADER_LENGTH); // no session per frame
+        this.txHeaderView = headerView;
+        super(link.mtu(), device.configuration, new io.jdet.internal.observe.NicObserver(link.address()),
+            MemorySegment.ofBuffer(headerView), MAX_SGES + 2); // + a protected frame's trailer
         this.device = device;
         this.name = name;
         this.link = link;
         this.lock = new LinkLock(link);
         this.event = event;
-        this.observer = new io.jdet.internal.observe.NicObserver(link.address());
         final io.jdet.Configuration c = device.configuration;
         this.mtu = link.mtu();
         this.sealFrames = link.checksummed();
-        this.maxPayload = mtu - Frame.HEADER_LENGTH;
-        this.window = c.windowFrames();
         this.ackEvery = Math.max(1, c.windowFrames() / 4);
         this.ackDelayNs = TimeUnit.MICROSECONDS.toNanos(c.ackDelayUs());
-        this.minRtoNs = TimeUnit.MICROSECONDS.toNanos(c.minRtoUs());
-        this.maxRtoNs = TimeUnit.MICROSECONDS.toNanos(c.maxRtoUs());
-        this.ackTimeoutNs = TimeUnit.MILLISECONDS.toNanos(c.ackTimeoutMs());
-        this.rnrDelayNs = TimeUnit.MICROSECONDS.toNanos(c.rnrDelayUs());
-        this.rnrRetryCount = c.rnrRetryCount();
         this.timerPeriodNs = TimeUnit.MICROSECONDS.toNanos(c.timerPeriodUs());
-        this.txHeaderView = ByteBuffer.allocateDirect(Frame.HEADER_LENGTH); // no session to acquire per frame
-        this.txHeader = MemorySegment.ofBuffer(txHeaderView);
         this.cm = device.cmFactory.apply(this);
-        this.reorder = new ReorderPool(mtu);
         this.unknownReplies = new TokenBucket(c.unknownRepliesPerSecond(), Math.max(1, c.unknownRepliesPerSecond() / 10));
         this.challenges = new TokenBucket(c.challengeAcksPerSecond(), Math.max(1, c.challengeAcksPerSecond() / 10));
     }
@@ -323,20 +297,15 @@ public final class NicImpl implements Nic, FrameHandler {
 
     // ---------------------------------------------------------------- frames out
 
-    /** {@link #transmit}: the frame went out. */
-    static final int SENT = 0;
-    /** {@link #transmit}: the link refused the frame; send it again later. */
-    static final int LINK_BUSY = 1;
-    /** {@link #transmit}: a payload piece's arena was closed under the engine; nothing was sent. */
-    static final int MEMORY_GONE = 2;
-
     /**
      * Seals and sends the frame in {@link #txHeader} and {@link #txGather} to a queue pair's peer.
      *
      * @return {@link #SENT}, {@link #LINK_BUSY}, or {@link #MEMORY_GONE}: the caller fails the work the payload
      *         belongs to (the application closed the arena of a registered region while the frame was built)
      */
-    int transmit(final QpImpl qp, final int payloadLength) {
+    @Override
+    public int transmit(final ProtocolQp p, final int payloadLength) {
+        final QpImpl qp = (QpImpl) p;
         Frame.sack(txHeader, qp.responder.heldRequests.bits);
         try {
             if (qp.seal != null) {
@@ -403,7 +372,9 @@ public final class NicImpl implements Nic, FrameHandler {
         return sent;
     }
 
-    void sendAck(final QpImpl qp) {
+    @Override
+    public void sendAck(final ProtocolQp p) {
+        final QpImpl qp = (QpImpl) p;
         if (qp.state != QpState.CONNECTED) {
             return;
         }
@@ -415,7 +386,9 @@ public final class NicImpl implements Nic, FrameHandler {
     }
 
     /** An ACK whose SACK field describes the response stream: the responses this side holds beyond a gap. */
-    void sendResponseAck(final QpImpl qp) {
+    @Override
+    public void sendResponseAck(final ProtocolQp p) {
+        final QpImpl qp = (QpImpl) p;
         if (qp.state != QpState.CONNECTED) {
             return;
         }
@@ -426,7 +399,9 @@ public final class NicImpl implements Nic, FrameHandler {
         }
     }
 
-    void sendNak(final QpImpl qp, final int status, final int seq, final int eventCode) {
+    @Override
+    public void sendNak(final ProtocolQp p, final int status, final int seq, final int eventCode) {
+        final QpImpl qp = (QpImpl) p;
         sendControl(qp, qp.remotePeer, Frame.OP_NAK, qp.remoteQpNum, qp.number, seq, qp.responder.reqExpected - 1,
             qp.requester.rspExpected - 1, status, eventCode, qp.responder.heldRequests.bits);
     }
@@ -458,7 +433,8 @@ public final class NicImpl implements Nic, FrameHandler {
      * challenge ACK), within {@code Configuration.challengeAcksPerSecond}. A peer that really meant it answers
      * with the exact frame; a spoofer never sees the challenge.
      */
-    void challenge(final QpImpl qp) {
+    @Override
+    public void challenge(final ProtocolQp qp) {
         if (challenges.tryTake(rxNow)) {
             counters.challengeAcks++;
             sendAck(qp);
@@ -478,11 +454,19 @@ public final class NicImpl implements Nic, FrameHandler {
         qp.inAckList = true;
     }
 
-    private void flushAcks(final long now) {
+    /**
+     * Sends the acknowledgements that are due.
+     *
+     * @param now     the current time
+     * @param appPass whether the application drives this pass: an ack a sender asked for then waits for the next
+     *                pass (a reply the application posts meanwhile carries it); in the progress thread's pass it
+     *                leaves at once
+     */
+    private void flushAcks(final long now, final boolean appPass) {
         int kept = 0;
         for (int i = 0; i < ackCount; i++) {
             final QpImpl qp = ackList[i];
-            if (qp.ackPending && !qp.destroyed && now - qp.ackDeadlineNs < 0) {
+            if (qp.ackPending && !qp.destroyed && now - qp.ackDeadlineNs < 0 && (appPass || !qp.ackRequested)) {
                 ackList[kept++] = qp;
                 continue;
             }
@@ -505,8 +489,10 @@ public final class NicImpl implements Nic, FrameHandler {
      *
      * @return 0, or an error as {@code event << 16 | status}
      */
-    int resolveRemote(final QpImpl qp, final int rKey, final long address, final long length, final int need,
-                      final boolean atomic) {
+    @Override
+    public int resolveRemote(final ProtocolQp p, final int rKey, final long address, final long length,
+                             final int need, final boolean atomic) {
+        final QpImpl qp = (QpImpl) p;
         final EventCode badKey = atomic ? EventCode.INVALID_ATOMIC_KEY : EventCode.INVALID_RDMA_KEY;
         final Object o = keys.lookup(rKey);
         final MrImpl mr;
@@ -686,34 +672,50 @@ public final class NicImpl implements Nic, FrameHandler {
             return 0; // a dead engine runs nothing: its link may be what failed
         }
         LAST_APP_NS.setOpaque(this, now); // opaque: the progress thread only needs to see it eventually
-        return doProgress(now);
+        return doProgress(now, true);
     }
 
-    private int doProgress(final long now) {
-        rxNow = now;
-        int work = link.receive(this, RX_BATCH);
-        if (ackCount > 0) {
-            flushAcks(now);
-        }
-        if (txBlocked) {
-            txBlocked = false;
-            for (int i = 0; i < qps.size(); i++) {
-                final QpImpl qp = qps.get(i);
-                if (qp.state == QpState.CONNECTED) {
-                    qp.requester.pump(now);
-                    qp.responder.pumpResponses(now);
+    @Override
+    public void beginBatch() {
+        link.cork();
+    }
+
+    @Override
+    public void endBatch() {
+        link.uncork();
+    }
+
+    private int doProgress(final long now, final boolean appPass) {
+        // One batch per pass: acks, responses and the frames the acks release share datagrams where they can.
+        link.cork();
+        try {
+            rxNow = now;
+            int work = link.receive(this, RX_BATCH);
+            if (ackCount > 0) {
+                flushAcks(now, appPass);
+            }
+            if (txBlocked) {
+                txBlocked = false;
+                for (int i = 0; i < qps.size(); i++) {
+                    final QpImpl qp = qps.get(i);
+                    if (qp.state == QpState.CONNECTED) {
+                        qp.requester.pump(now);
+                        qp.responder.pumpResponses(now);
+                    }
                 }
             }
-        }
-        if (now - nextTimerNs >= 0) {
-            nextTimerNs = now + timerPeriodNs;
-            for (int i = 0; i < qps.size(); i++) {
-                qps.get(i).onTimer(now);
+            if (now - nextTimerNs >= 0) {
+                nextTimerNs = now + timerPeriodNs;
+                for (int i = 0; i < qps.size(); i++) {
+                    qps.get(i).onTimer(now);
+                }
+                cm.onTimer(now);
+                work++;
             }
-            cm.onTimer(now);
-            work++;
+            return work;
+        } finally {
+            link.uncork();
         }
-        return work;
     }
 
     private long nextDeadline(final long now) {
@@ -805,7 +807,7 @@ public final class NicImpl implements Nic, FrameHandler {
                     }
                     appActive = now - lastAppNs < APP_ACTIVE_NS && device.blockedWaiters.get() == 0;
                     if (!appActive || now - nextTimerNs >= 0 || ackCount > 0) {
-                        work = doProgress(now);
+                        work = doProgress(now, false);
                     }
                     waitNs = Math.max(1000, nextDeadline(now) - now);
                 } catch (final RuntimeException e) {

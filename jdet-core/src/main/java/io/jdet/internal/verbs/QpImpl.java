@@ -14,19 +14,24 @@ import io.jdet.QpModify;
 import io.jdet.QpState;
 import io.jdet.QueuePair;
 import io.jdet.ResourceType;
+import io.jdet.WcStatus;
 import io.jdet.WcType;
 import io.jdet.WrFlags;
 import io.jdet.internal.protocol.FrameSeal;
-import io.jdet.internal.protocol.Connection;
 import io.jdet.internal.protocol.Isn;
 import io.jdet.internal.protocol.PeerValues;
+import io.jdet.internal.protocol.ProtocolQp;
+import io.jdet.internal.protocol.RecvWr;
+import io.jdet.internal.protocol.Requester;
+import io.jdet.internal.protocol.Responder;
+import io.jdet.internal.protocol.SendWr;
 
 /**
  * A queue pair: the verbs with their synchronous checks, and the state machine. The protocol halves live in
  * {@link Requester} (the send queue, outgoing requests, incoming responses) and {@link Responder} (the receive
  * queue, incoming requests, outgoing responses). Everything runs under the NIC's engine lock.
  */
-public final class QpImpl implements QueuePair, Connection {
+public final class QpImpl implements QueuePair, ProtocolQp {
     public final NicImpl nic;
     final PdImpl pd;
     final CqImpl sqCq;
@@ -52,6 +57,8 @@ public final class QpImpl implements QueuePair, Connection {
     /** Acknowledgement owed to the peer: frames received since the last frame sent. */
     int unackedFrames;
     boolean ackPending;
+    /** The owed acknowledgement was asked for (FORCE_ACK): it leaves at the next progress pass. */
+    boolean ackRequested;
     long ackDeadlineNs;
     boolean inAckList;
     /** The NAK sent when this side failed a request, repeated to the peer's retransmissions. */
@@ -80,8 +87,8 @@ public final class QpImpl implements QueuePair, Connection {
         this.maxIr = c.maxIr();
         this.index = nic.qpTable.allocate(this);
         this.number = index << 8 | nic.qpTable.randomTag();
-        this.requester = new Requester(this, c.sqSize());
-        this.responder = new Responder(this, c.rqSize(), Math.max(1, c.maxIr()));
+        this.requester = new Requester(this, nic, c.sqSize());
+        this.responder = new Responder(this, nic, c.rqSize(), Math.max(1, c.maxIr()));
     }
 
     static QpImpl create(final PdImpl pd, final QpCreate c) {
@@ -173,9 +180,9 @@ public final class QpImpl implements QueuePair, Connection {
         nic.lockDataPath();
         try {
             final SendWr w = begin(id, SendWr.KIND_SEND, WcType.SEND, flags);
-            w.segments.load(nic, pd, segments, count, Access.LOCAL_READ);
+            Segments.load(w.segments, nic, pd, segments, count, Access.LOCAL_READ);
             w.immediate = immediate;
-            requester.post(System.nanoTime());
+            requester.post();
         } finally {
             nic.lock.unlock();
         }
@@ -190,10 +197,10 @@ public final class QpImpl implements QueuePair, Connection {
                 throw new DetException(Errno.EINVAL, "a send with invalidate carries no immediate value");
             }
             final SendWr w = begin(id, SendWr.KIND_SEND, WcType.SEND, flags);
-            w.segments.load(nic, pd, segments, count, Access.LOCAL_READ);
+            Segments.load(w.segments, nic, pd, segments, count, Access.LOCAL_READ);
             w.rKey = rKey;
             w.operand1 = 1; // marks "invalidate rKey at the peer"
-            requester.post(System.nanoTime());
+            requester.post();
         } finally {
             nic.lock.unlock();
         }
@@ -212,7 +219,7 @@ public final class QpImpl implements QueuePair, Connection {
                 throw new DetException(Errno.ENOSPC, "receive queue full (" + responder.queue.capacity + ")");
             }
             final RecvWr r = responder.queue.next(rqSges);
-            r.segments.load(nic, pd, segments, count, Access.LOCAL_WRITE);
+            Segments.load(r.segments, nic, pd, segments, count, Access.LOCAL_WRITE);
             r.id = id;
             responder.post();
         } finally {
@@ -232,10 +239,10 @@ public final class QpImpl implements QueuePair, Connection {
             if (maxOr == 0) {
                 throw new DetException(Errno.ENOBUFS, "max_or is 0");
             }
-            w.segments.load(nic, pd, segments, count, Access.LOCAL_WRITE);
+            Segments.load(w.segments, nic, pd, segments, count, Access.LOCAL_WRITE);
             w.remoteAddress = remoteAddress;
             w.rKey = rKey;
-            requester.post(System.nanoTime());
+            requester.post();
         } finally {
             nic.lock.unlock();
         }
@@ -247,11 +254,11 @@ public final class QpImpl implements QueuePair, Connection {
         nic.lockDataPath();
         try {
             final SendWr w = begin(id, SendWr.KIND_WRITE, WcType.RDMA_WRITE, flags);
-            w.segments.load(nic, pd, segments, count, Access.LOCAL_READ);
+            Segments.load(w.segments, nic, pd, segments, count, Access.LOCAL_READ);
             w.remoteAddress = remoteAddress;
             w.rKey = rKey;
             w.immediate = immediate;
-            requester.post(System.nanoTime());
+            requester.post();
         } finally {
             nic.lock.unlock();
         }
@@ -292,12 +299,12 @@ public final class QpImpl implements QueuePair, Connection {
                     + " bytes; an atomic returns 8");
             }
             atomicLocal[0] = atomicEight.set(local.address(), 8, local.lKey());
-            w.segments.load(nic, pd, atomicLocal, 1, Access.LOCAL_WRITE);
+            Segments.load(w.segments, nic, pd, atomicLocal, 1, Access.LOCAL_WRITE);
             w.remoteAddress = remoteAddress;
             w.rKey = rKey;
             w.operand1 = op1;
             w.operand2 = op2;
-            requester.post(System.nanoTime());
+            requester.post();
         } finally {
             atomicLocal[0] = null;
             nic.lock.unlock();
@@ -317,7 +324,7 @@ public final class QpImpl implements QueuePair, Connection {
                 w.bindLength = 0;
                 w.bindKey = mw.nextKey();
                 mw.rKey = w.bindKey;
-                requester.post(System.nanoTime());
+                requester.post();
                 return w.bindKey;
             }
             final MrImpl mr = Checks.mr(region);
@@ -327,7 +334,7 @@ public final class QpImpl implements QueuePair, Connection {
             }
             fillBind(w, mw, mr, address, length, access, mw.nextKey());
             mw.rKey = w.bindKey;
-            requester.post(System.nanoTime());
+            requester.post();
             return w.bindKey;
         } finally {
             nic.lock.unlock();
@@ -353,7 +360,7 @@ public final class QpImpl implements QueuePair, Connection {
             checkBind(mw, mr, address, length, access);
             fillBind(w, mw, mr, address, length, access, rKey);
             mw.rKey = rKey;
-            requester.post(System.nanoTime());
+            requester.post();
         } finally {
             nic.lock.unlock();
         }
@@ -365,7 +372,7 @@ public final class QpImpl implements QueuePair, Connection {
         try {
             final SendWr w = begin(id, SendWr.KIND_LOCAL_INVALIDATE, WcType.LOCAL_INVALIDATE, flags);
             w.rKey = rKey;
-            requester.post(System.nanoTime());
+            requester.post();
         } finally {
             nic.lock.unlock();
         }
@@ -679,6 +686,7 @@ public final class QpImpl implements QueuePair, Connection {
      * @param notifyPeer whether to send the peer a disconnect carrying the code
      * @param raise      whether to raise the asynchronous event
      */
+    @Override
     public void enterError(final int code, final boolean remote, final boolean notifyPeer, final boolean raise) {
         if (state == QpState.ERROR) {
             return;
@@ -702,7 +710,8 @@ public final class QpImpl implements QueuePair, Connection {
     }
 
     /** A completion could not be stored: the queue pair fails (the CQ raised CQ_OVERRUN). */
-    void completionLost() {
+    @Override
+    public void completionLost() {
         enterError(EventCode.QP_ERROR.code(), false, true, true);
     }
 
@@ -764,14 +773,34 @@ public final class QpImpl implements QueuePair, Connection {
     }
 
     /** Notes an in-order sequenced frame: an acknowledgement is owed within the delayed-ack time. */
-    void frameReceived(final long now) {
+    @Override
+    public void frameReceived(final long now) {
+        frameReceived(now, false);
+    }
+
+    /**
+     * Notes an in-order sequenced frame. One flagged FORCE_ACK (the sender waits for it to complete a signaled
+     * work request) is acknowledged at the next progress pass of the application (so that a reply posted
+     * meanwhile carries the ack, as in a ping-pong), or at once in a pass of the progress thread; others within
+     * the delayed-ack time.
+     */
+    @Override
+    public void frameReceived(final long now, final boolean ackRequested) {
         unackedFrames++;
         if (unackedFrames >= nic.ackEvery) {
             nic.sendAck(this);
-        } else if (!ackPending) {
+            return;
+        }
+        if (ackRequested) {
+            this.ackRequested = true;
+        }
+        final long deadline = ackRequested ? now + 1 : now + nic.ackDelayNs;
+        if (!ackPending) {
             ackPending = true;
-            ackDeadlineNs = now + nic.ackDelayNs;
+            ackDeadlineNs = deadline;
             nic.owesAck(this);
+        } else if (deadline - ackDeadlineNs < 0) {
+            ackDeadlineNs = deadline;
         }
     }
 
@@ -779,6 +808,7 @@ public final class QpImpl implements QueuePair, Connection {
     void acksSent() {
         unackedFrames = 0;
         ackPending = false;
+        ackRequested = false;
     }
 
     /**
@@ -801,13 +831,15 @@ public final class QpImpl implements QueuePair, Connection {
      *
      * @param event what was wrong, as the event raised and sent
      */
-    void protocolError(final EventCode event) {
+    @Override
+    public void protocolError(final EventCode event) {
         nic.counters.protocolErrors++;
         enterError(event.code(), false, true, true);
     }
 
     /** This side failed a request: tell the peer with a NAK naming the status, then enter ERROR. */
-    void failRequest(final int status, final int seq, final int event) {
+    @Override
+    public void failRequest(final int status, final int seq, final int event) {
         errorNakStatus = status;
         errorNakSeq = seq;
         errorNakEvent = event;
@@ -823,6 +855,55 @@ public final class QpImpl implements QueuePair, Connection {
         if (state == QpState.CONNECTED) {
             responder.onTimer(now);
         }
+    }
+
+    // ---------------------------------------------------------------- what the protocol reads (ProtocolQp)
+
+    @Override
+    public int remoteQpNum() {
+        return remoteQpNum;
+    }
+
+    @Override
+    public int maxOr() {
+        return maxOr;
+    }
+
+    @Override
+    public int maxIr() {
+        return maxIr;
+    }
+
+    @Override
+    public Requester requester() {
+        return requester;
+    }
+
+    @Override
+    public Responder responder() {
+        return responder;
+    }
+
+    @Override
+    public boolean completeSend(final long id, final WcStatus status, final WcType type, final int length,
+                                final int reap) {
+        return sqCq.append(id, status, type, 0, length, 0, 0, reap, this, false);
+    }
+
+    @Override
+    public boolean completeRecv(final long id, final WcStatus status, final int wcFlags, final int length,
+                                final int immediate, final int invalidated) {
+        return rqCq.append(id, status, WcType.RECV, wcFlags, length, immediate, invalidated, 1, this, true);
+    }
+
+    @Override
+    public WcStatus runLocal(final SendWr w) {
+        return LocalOps.run(this, w);
+    }
+
+    @Override
+    public boolean invalidateRemote(final int rKey) {
+        return LocalOps.invalidate(this, rKey, true);
     }
 
     public void checkOpen() {
@@ -879,5 +960,10 @@ public final class QpImpl implements QueuePair, Connection {
      */
     public int nextRequestSeq() {
         return requester.nextRequestSeq();
+    }
+
+    @Override
+    public int maxPayload() {
+        return maxPayload;
     }
 }

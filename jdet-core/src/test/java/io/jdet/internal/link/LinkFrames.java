@@ -17,11 +17,16 @@ final class LinkFrames {
     private LinkFrames() {
     }
 
-    /** A header whose first byte is a tag, sealed with the CRC of the header plus the payload. */
+    /**
+     * A header whose first byte is a tag and whose payload-length field is the payload's (the UDP link splits
+     * datagrams into frames by it), sealed with the CRC of the header plus the payload.
+     */
     static MemorySegment header(final int tag, final FrameGather payload) {
         final ByteBuffer view = ByteBuffer.allocateDirect(HEADER);
         final MemorySegment header = MemorySegment.ofBuffer(view);
         header.set(ValueLayout.JAVA_BYTE, 0, (byte) tag);
+        header.set(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN), 6,
+            (short) payload.totalLength());
         new FrameCrc().seal(header, view, HEADER, payload);
         return header;
     }

@@ -32,6 +32,9 @@ class UdpLinkPayloadTest {
              Arena frames = Arena.ofShared()) {
             final long peer = sender.resolve(receiver.address());
             final MemorySegment header = frames.allocate(HEADER, 8);
+            // The payload-length field: the link splits datagrams into frames by it.
+            header.set(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN), 6,
+                (short) PAYLOAD);
             final AtomicInteger received = new AtomicInteger();
             final AtomicLong firstPayloadLong = new AtomicLong();
             final FrameHandler count = (frame, length, from) -> {

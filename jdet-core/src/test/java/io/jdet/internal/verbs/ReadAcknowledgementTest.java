@@ -72,8 +72,9 @@ class ReadAcknowledgementTest {
                 Tests.assertEngineHealthy(nicA);
             }
 
-            // The control: a write B has not acknowledged yet is retransmitted by the very same timer run.
-            qpA.write(9, into, 1, mrB.address(), mrB.rKey(), 0, 0);
+            // The control: a write B has not acknowledged yet is retransmitted by the very same timer run. It is
+            // unsignaled, so it does not ask B for an immediate acknowledgement (B would send one at once).
+            qpA.write(9, into, 1, mrB.address(), mrB.rKey(), io.jdet.WrFlags.SUPPRESSED, 0);
             assertTrue(retransmissionsWhenTimersRunLater(nicA) > 0, "the write was retransmitted: "
                 + nicA.counters());
             Tests.assertEngineHealthy(nicA, nicB);

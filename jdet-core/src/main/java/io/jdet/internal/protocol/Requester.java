@@ -1,13 +1,8 @@
-package io.jdet.internal.verbs;
+package io.jdet.internal.protocol;
 
 import io.jdet.EventCode;
 import io.jdet.WcStatus;
 import io.jdet.WrFlags;
-import io.jdet.internal.protocol.HeldFrames;
-import io.jdet.internal.protocol.Isn;
-import io.jdet.internal.protocol.OrderedStream;
-import io.jdet.internal.protocol.PeerValues;
-import io.jdet.internal.protocol.SackScoreboard;
 import io.jdet.internal.wire.Frame;
 import io.jdet.internal.wire.FrameGather;
 
@@ -26,14 +21,14 @@ import static io.jdet.internal.wire.Frame.after;
  * arrived in order. Loss is repaired by going back to the first unacknowledged frame after a retransmission
  * timeout that follows the measured round-trip time with exponential back-off. Engine lock held throughout.
  */
-final class Requester implements OrderedStream {
-    private final QpImpl qp;
-    private final NicImpl nic;
-    final WorkRing<SendWr> queue;
+public final class Requester implements OrderedStream {
+    private final ProtocolQp qp;
+    private final ProtocolNic nic;
+    public final WorkRing<SendWr> queue;
     /** Next work request to report. */
-    long completeIdx;
+    public long completeIdx;
     /** Next work request to admit. */
-    long admitIdx;
+    public long admitIdx;
     /** First admitted request not yet known to be acknowledged. */
     private long ackScanIdx;
     /** The work request holding {@link #txSeq} (a search hint). */
@@ -43,10 +38,10 @@ final class Requester implements OrderedStream {
     private int lastAcked;
     private int highestSent;
     private int nextMsgId;
-    int orDepth;
+    public int orDepth;
     private int pendingReap;
     /** Next in-order response sequence number expected. */
-    int rspExpected;
+    public int rspExpected;
     private long lastProgressNs;
     private long lastAckProgressNs;
     private long lastResponseNs;
@@ -59,17 +54,17 @@ final class Requester implements OrderedStream {
     /** Which requests beyond the cumulative ack the peer holds. */
     private final SackScoreboard scoreboard = new SackScoreboard();
     /** Responses that arrived beyond a gap, held until it fills. */
-    final HeldFrames heldResponses;
+    public final HeldFrames heldResponses;
 
-    Requester(final QpImpl qp, final int size) {
+    public Requester(final ProtocolQp qp, final ProtocolNic nic, final int size) {
         this.qp = qp;
-        this.nic = qp.nic;
+        this.nic = nic;
         this.queue = new WorkRing<>(size, SendWr::new);
         this.heldResponses = new HeldFrames(nic.reorder);
         reset();
     }
 
-    void reset() {
+    public void reset() {
         heldResponses.drop();
         queue.clear();
         completeIdx = admitIdx = ackScanIdx = txIdx = 0;
@@ -87,7 +82,7 @@ final class Requester implements OrderedStream {
         scoreboard.reset(0);
     }
 
-    void connected(final long now) {
+    public void connected(final long now) {
         lastProgressNs = lastAckProgressNs = lastResponseNs = now;
     }
 
@@ -97,7 +92,7 @@ final class Requester implements OrderedStream {
      * @param requestIsn      the first sequence number of the outgoing request stream
      * @param peerResponseIsn the first sequence number of the peer's response stream
      */
-    void startAt(final int requestIsn, final int peerResponseIsn) {
+    public void startAt(final int requestIsn, final int peerResponseIsn) {
         nextSeq = txSeq = requestIsn;
         lastAcked = highestSent = requestIsn - 1;
         scoreboard.reset(lastAcked);
@@ -111,7 +106,7 @@ final class Requester implements OrderedStream {
      * carries it (RFC 5961's exact match); a peer that expects another answers with a challenge ACK, whose echo
      * then makes the repeated DISCONNECT exact.
      */
-    int nextRequestSeq() {
+    public int nextRequestSeq() {
         return lastAcked + 1;
     }
 
@@ -119,12 +114,12 @@ final class Requester implements OrderedStream {
      * Whether a request-stream ack is one the peer can have sent: not beyond the highest request sent, and not
      * more than two windows behind the cumulative ack (RFC 5961's acceptable ACK range).
      */
-    boolean ackable(final int ack) {
+    public boolean ackable(final int ack) {
         return !after(ack, highestSent) && !after(lastAcked - 2 * nic.window, ack);
     }
 
     /** Whether every posted work request has completed. */
-    boolean drained() {
+    public boolean drained() {
         return completeIdx == queue.tail;
     }
 
@@ -132,7 +127,7 @@ final class Requester implements OrderedStream {
 
 
 
-    void resize(final int size) {
+    public void resize(final int size) {
         final long shift = queue.resize(size);
         completeIdx -= shift;
         admitIdx -= shift;
@@ -141,20 +136,41 @@ final class Requester implements OrderedStream {
     }
 
 
+    /**
+     * Stands for a time not read yet: a post passes it, and the clock is read only where a frame needs a time stamp
+     * (the first frame of a burst, a timed frame), so a burst of posts reads it about once, not once per post.
+     */
+    public static final long CLOCK_UNREAD = Long.MIN_VALUE;
+
+    private static long clock(final long now) {
+        return now != CLOCK_UNREAD ? now : System.nanoTime();
+    }
+
     /** Commits the slot at the queue.tail and starts transmitting. */
-    void post(final long now) {
+    public void post() {
         queue.at(queue.tail).ordinal = queue.tail;
         queue.tail++;
         nic.counters.wrPosted++;
-        pump(now);
+        nic.beginBatch(); // the frames of a multi-frame request leave together, a lone frame at once
+        try {
+            pump(CLOCK_UNREAD);
+        } finally {
+            nic.endBatch();
+        }
     }
 
     // ---------------------------------------------------------------- transmit
 
-    /** Sends what the window, max_or, fences and the link allow. */
-    void pump(final long now) {
-        while (qp.state == io.jdet.QpState.CONNECTED) {
+    /**
+     * Sends what the window, max_or, fences and the link allow.
+     *
+     * @param time the current time, or {@link #CLOCK_UNREAD}
+     */
+    public void pump(final long time) {
+        long now = time;
+        while (qp.connected()) {
             if (rnrHoldUntilNs != 0) {
+                now = clock(now);
                 if (now - rnrHoldUntilNs < 0) {
                     return;
                 }
@@ -197,7 +213,7 @@ final class Requester implements OrderedStream {
         }
         if (w.isLocal()) {
             w.state = SendWr.DONE;
-            w.status = LocalOps.run(qp, w);
+            w.status = qp.runLocal(w);
             w.startSeq = nextSeq;
             w.endSeq = nextSeq - 1;
             admitIdx++;
@@ -212,11 +228,11 @@ final class Requester implements OrderedStream {
             return true;
         }
         if (w.needsResponse()) {
-            if (orDepth >= qp.maxOr) {
+            if (orDepth >= qp.maxOr()) {
                 return false;
             }
             if (orDepth == 0) {
-                lastResponseNs = now;
+                lastResponseNs = clock(now);
             }
             orDepth++;
             w.msgId = (int) w.ordinal;
@@ -226,7 +242,7 @@ final class Requester implements OrderedStream {
             w.msgId = 0;
         }
         final long total = w.needsResponse() ? 0 : w.segments.total;
-        final int frames = (int) Math.max(1, (total + qp.maxPayload - 1) / qp.maxPayload);
+        final int frames = (int) Math.max(1, (total + qp.maxPayload() - 1) / qp.maxPayload());
         w.startSeq = nextSeq;
         w.endSeq = nextSeq + frames - 1;
         nextSeq += frames;
@@ -240,7 +256,7 @@ final class Requester implements OrderedStream {
         final MemorySegment h = nic.txHeader;
         final FrameGather g = nic.txGather;
         g.clear();
-        final long offset = (long) (seq - w.startSeq) * qp.maxPayload;
+        final long offset = (long) (seq - w.startSeq) * qp.maxPayload();
         final boolean last = seq == w.endSeq;
         int flags = last ? Frame.FLAG_LAST : 0;
         if (retransmission || last && (w.flags & WrFlags.SUPPRESSED) == 0) {
@@ -254,7 +270,7 @@ final class Requester implements OrderedStream {
         switch (w.kind) {
             case SendWr.KIND_SEND -> {
                 opcode = Frame.OP_SEND;
-                payload = (int) Math.min(qp.maxPayload, w.segments.total - offset);
+                payload = (int) Math.min(qp.maxPayload(), w.segments.total - offset);
                 if (last && (w.flags & WrFlags.IMMEDIATE) != 0) {
                     flags |= Frame.FLAG_IMMEDIATE;
                 }
@@ -269,7 +285,7 @@ final class Requester implements OrderedStream {
             }
             case SendWr.KIND_WRITE -> {
                 opcode = Frame.OP_WRITE;
-                payload = (int) Math.min(qp.maxPayload, w.segments.total - offset);
+                payload = (int) Math.min(qp.maxPayload(), w.segments.total - offset);
                 address = w.remoteAddress + offset;
                 if ((w.flags & WrFlags.IMMEDIATE) != 0) {
                     flags |= Frame.FLAG_IMMEDIATE;
@@ -294,7 +310,7 @@ final class Requester implements OrderedStream {
                 length = 8;
             }
         }
-        Frame.writeBase(h, opcode, flags, payload, qp.remoteQpNum, qp.number, seq, qp.responder.reqExpected - 1,
+        Frame.writeBase(h, opcode, flags, payload, qp.remoteQpNum(), qp.number(), seq, qp.responder().reqExpected - 1,
             rspExpected - 1, w.msgId);
         final boolean atomic = w.kind == SendWr.KIND_COMP_EXCH || w.kind == SendWr.KIND_FETCH_ADD;
         Frame.writeExtension(h, address, atomic ? w.operand1 : 0, atomic ? w.operand2 : 0, key, length,
@@ -306,22 +322,25 @@ final class Requester implements OrderedStream {
             w.segments.gather(g, offset, payload);
         }
         final int outcome = nic.transmit(qp, payload);
-        if (outcome == NicImpl.MEMORY_GONE) {
+        if (outcome == ProtocolNic.MEMORY_GONE) {
             return failLocal(w);
         }
-        if (outcome != NicImpl.SENT) {
+        if (outcome != ProtocolNic.SENT) {
             return false;
         }
         if (retransmission) {
             nic.counters.retransmitted++;
         } else {
-            if (timedSeq == 0) {
-                timedSeq = seq;
-                timedSentNs = now;
-            }
-            if (highestSent == lastAcked) {
-                lastProgressNs = now;
-                lastAckProgressNs = now;
+            if (timedSeq == 0 || highestSent == lastAcked) {
+                final long sent = clock(now);
+                if (timedSeq == 0) {
+                    timedSeq = seq;
+                    timedSentNs = sent;
+                }
+                if (highestSent == lastAcked) {
+                    lastProgressNs = sent;
+                    lastAckProgressNs = sent;
+                }
             }
             highestSent = seq;
         }
@@ -346,7 +365,7 @@ final class Requester implements OrderedStream {
      * (bit i: the peer holds request {@code ack + 2 + i}). Gaps below a selectively acknowledged request are
      * retransmitted at once, each once per recovery; the timer covers a retransmission that is lost again.
      */
-    void onAck(final int ack, final int sack, final long now) {
+    public void onAck(final int ack, final int sack, final long now) {
         if (after(ack, highestSent)) {
             return;
         }
@@ -421,7 +440,7 @@ final class Requester implements OrderedStream {
     }
 
     /** Reports finished work requests in post order; suppressed successes only add to the next reap count. */
-    void completeWalk() {
+    public void completeWalk() {
         while (completeIdx < admitIdx) {
             final SendWr w = queue.at(completeIdx);
             if (w.state != SendWr.DONE) {
@@ -431,7 +450,7 @@ final class Requester implements OrderedStream {
             if (w.status != WcStatus.SUCCESS || (w.flags & WrFlags.SUPPRESSED) == 0) {
                 final int reap = pendingReap + 1;
                 pendingReap = 0;
-                if (!qp.sqCq.append(w.id, w.status, w.type, 0, w.resultLength, 0, 0, reap, qp, false)) {
+                if (!qp.completeSend(w.id, w.status, w.type, w.resultLength, reap)) {
                     qp.completionLost();
                     return;
                 }
@@ -450,7 +469,7 @@ final class Requester implements OrderedStream {
      * receiver-not-ready NAK of anything but the first frame of a message that consumes a receive, is a protocol
      * error: the request completes with {@link WcStatus#BAD_RESPONSE} and the queue pair fails.
      */
-    void onNak(final MemorySegment f, final long now) {
+    public void onNak(final MemorySegment f, final long now) {
         final int seq = Frame.seq(f);
         final int status = Frame.key(f);
         final SendWr w = nakTarget(seq, status);
@@ -467,7 +486,7 @@ final class Requester implements OrderedStream {
                 protocolError(w, EventCode.QP_ERROR);
                 return;
             }
-            nic.observer.receiverNotReady(qp.number, seq);
+            nic.observer.receiverNotReady(qp.number(), seq);
             if (after(seq, txSeq - 1) && rnrHoldUntilNs != 0) {
                 return;
             }
@@ -502,7 +521,7 @@ final class Requester implements OrderedStream {
 
     /**
      * The peer broke the protocol answering a request: it completes with {@link WcStatus#BAD_RESPONSE} (if there
-     * is one to blame) and the connection fails ({@link QpImpl#protocolError}).
+     * is one to blame) and the connection fails ({@link ProtocolQp#protocolError}).
      *
      * @param w     the request the bad frame answered, or null
      * @param event the event raised and sent to the peer
@@ -578,7 +597,7 @@ final class Requester implements OrderedStream {
      * A response frame. One beyond a gap is held and selectively acknowledged at once (an ACK flagged
      * RESPONSE_SACK); held responses are processed in order when the gap fills.
      */
-    void onResponse(final MemorySegment f, final int opcode, final long now) {
+    public void onResponse(final MemorySegment f, final int opcode, final long now) {
         final int outcome = heldResponses.deliver(this, qp, f, opcode, now);
         if (outcome != HeldFrames.PROCESSED) {
             HeldFrames.count(outcome, nic.counters);
@@ -632,7 +651,7 @@ final class Requester implements OrderedStream {
             w.segments.place(f, Frame.HEADER_LENGTH, offset, n);
             if (!last) {
                 w.bytesReceived = (int) end;
-                return qp.state == io.jdet.QpState.CONNECTED;
+                return qp.connected();
             }
             w.resultLength = (int) w.segments.total;
         } else {
@@ -643,10 +662,10 @@ final class Requester implements OrderedStream {
         orDepth--;
         completeWalk();
         pump(now);
-        return qp.state == io.jdet.QpState.CONNECTED;
+        return qp.connected();
     }
 
-    void onTimer(final long now) {
+    public void onTimer(final long now) {
         if (after(highestSent, lastAcked) && now - lastProgressNs >= rtoNs) {
             final SendWr oldest = findBySeq(lastAcked + 1);
             final boolean noTimeout = oldest != null && (oldest.flags & WrFlags.NO_TIMEOUT) != 0;
@@ -657,7 +676,7 @@ final class Requester implements OrderedStream {
                 return;
             }
             nic.counters.timeouts++;
-            nic.observer.retransmitTimeout(qp.number, false, lastAcked + 1, rtoNs);
+            nic.observer.retransmitTimeout(qp.number(), false, lastAcked + 1, rtoNs);
             scoreboard.onTimeout();
             goBack(lastAcked + 1);
             rtoNs = Math.min(rtoNs * 2, nic.maxRtoNs);
@@ -680,7 +699,7 @@ final class Requester implements OrderedStream {
      *
      * @return how many were flushed
      */
-    int flush() {
+    public int flush() {
         int flushed = 0;
         for (long i = completeIdx; i < queue.tail; i++) {
             final SendWr w = queue.at(i);
@@ -690,7 +709,7 @@ final class Requester implements OrderedStream {
             // A request that already failed (a local operation, or a NAK behind unfinished work) keeps its status.
             final WcStatus status = i < admitIdx && w.state == SendWr.DONE && w.status != WcStatus.SUCCESS
                 ? w.status : WcStatus.FLUSHED;
-            if (!qp.sqCq.append(w.id, status, w.type, 0, 0, 0, 0, reap, qp, false)) {
+            if (!qp.completeSend(w.id, status, w.type, 0, reap)) {
                 pendingReap = 0;
             }
             w.window = null;
@@ -706,7 +725,7 @@ final class Requester implements OrderedStream {
         return flushed;
     }
 
-    long nextDeadline() {
+    public long nextDeadline() {
         long deadline = Long.MAX_VALUE;
         if (after(highestSent, lastAcked)) {
             deadline = lastProgressNs + rtoNs;

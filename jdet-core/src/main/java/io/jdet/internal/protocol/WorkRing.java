@@ -1,4 +1,4 @@
-package io.jdet.internal.verbs;
+package io.jdet.internal.protocol;
 
 import java.util.function.IntFunction;
 
@@ -11,17 +11,17 @@ import java.util.function.IntFunction;
  *
  * @param <T> the work request type
  */
-final class WorkRing<T extends WorkRequest> {
+public final class WorkRing<T extends WorkRequest> {
     private final IntFunction<T> factory;
     /** Slots, a power of two at least {@link #capacity}, so a position maps to its slot with a mask. */
     private WorkRequest[] slots;
     private int mask;
     /** The queue's depth limit, as created or resized. */
-    int capacity;
-    long head;
-    long tail;
+    public int capacity;
+    public long head;
+    public long tail;
 
-    WorkRing(final int capacity, final IntFunction<T> factory) {
+    public WorkRing(final int capacity, final IntFunction<T> factory) {
         this.factory = factory;
         this.capacity = capacity;
         this.slots = new WorkRequest[slotCount(capacity)];
@@ -32,21 +32,21 @@ final class WorkRing<T extends WorkRequest> {
         return Math.max(1, Integer.highestOneBit(Math.max(1, capacity) * 2 - 1));
     }
 
-    boolean full() {
+    public boolean full() {
         return tail - head >= capacity;
     }
 
-    int depth() {
+    public int depth() {
         return (int) (tail - head);
     }
 
     @SuppressWarnings("unchecked")
-    T at(final long position) {
+    public T at(final long position) {
         return (T) slots[(int) position & mask];
     }
 
     /** The slot at the tail, for a work request of up to {@code sges} elements; not yet posted. */
-    T next(final int sges) {
+    public T next(final int sges) {
         final int i = (int) tail & mask;
         @SuppressWarnings("unchecked")
         T w = (T) slots[i];
@@ -58,11 +58,11 @@ final class WorkRing<T extends WorkRequest> {
     }
 
     /** Frees slots when a completion covering {@code reap} of them is polled. */
-    void retire(final int reap) {
+    public void retire(final int reap) {
         head = Math.min(tail, head + reap);
     }
 
-    void clear() {
+    public void clear() {
         head = tail = 0;
     }
 
@@ -72,7 +72,7 @@ final class WorkRing<T extends WorkRequest> {
      *
      * @return how far positions moved: the caller subtracts it from its own positions into this ring
      */
-    long resize(final int size) {
+    public long resize(final int size) {
         final WorkRequest[] grown = new WorkRequest[slotCount(size)];
         for (long i = head; i < tail; i++) {
             grown[(int) (i - head)] = at(i);

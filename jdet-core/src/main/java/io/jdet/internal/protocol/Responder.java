@@ -1,14 +1,10 @@
-package io.jdet.internal.verbs;
+package io.jdet.internal.protocol;
 
 import io.jdet.Access;
 import io.jdet.EventCode;
 import io.jdet.WcFlags;
 import io.jdet.WcStatus;
 import io.jdet.WcType;
-import io.jdet.internal.protocol.HeldFrames;
-import io.jdet.internal.protocol.Isn;
-import io.jdet.internal.protocol.OrderedStream;
-import io.jdet.internal.protocol.SackScoreboard;
 import io.jdet.internal.wire.Frame;
 import io.jdet.internal.wire.FrameGather;
 
@@ -28,16 +24,16 @@ import static io.jdet.internal.wire.Frame.after;
  * receiver-not-ready NAK and left for the peer to retry; any other failure is answered with a NAK naming the
  * status, and the queue pair enters ERROR. Engine lock held throughout.
  */
-final class Responder implements OrderedStream {
+public final class Responder implements OrderedStream {
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
 
-    private final QpImpl qp;
-    private final NicImpl nic;
-    final WorkRing<RecvWr> queue;
+    private final ProtocolQp qp;
+    private final ProtocolNic nic;
+    public final WorkRing<RecvWr> queue;
     /** Next receive a message will consume. */
     private long consume;
     /** Next in-order request sequence number expected. */
-    int reqExpected;
+    public int reqExpected;
     /** Next message id a send or write with immediate must carry. */
     private int expectedMsgId;
     /** The send or write whose fragments are arriving: where its next fragment starts (0 between messages). */
@@ -46,7 +42,7 @@ final class Responder implements OrderedStream {
     private int msgOpcode;
     private int msgLength;
     /** Requests that arrived beyond a gap, held until it fills; their bits travel in every frame's SACK field. */
-    final HeldFrames heldRequests;
+    public final HeldFrames heldRequests;
     /** Which responses beyond the cumulative ack the peer holds. */
     private final SackScoreboard scoreboard = new SackScoreboard();
 
@@ -68,7 +64,7 @@ final class Responder implements OrderedStream {
         int msgId;
         /** The sequence number of the request: a NAK that fails it names it. */
         int requestSeq;
-        MrImpl region;
+        Region region;
         long offset;
         int length;
         long original;
@@ -76,16 +72,16 @@ final class Responder implements OrderedStream {
         int endSeq;
     }
 
-    Responder(final QpImpl qp, final int size, final int inboundSize) {
+    public Responder(final ProtocolQp qp, final ProtocolNic nic, final int size, final int inboundSize) {
         this.qp = qp;
-        this.nic = qp.nic;
+        this.nic = nic;
         this.queue = new WorkRing<>(size, RecvWr::new);
         this.heldRequests = new HeldFrames(nic.reorder);
         resizeInbound(inboundSize);
         reset();
     }
 
-    void resizeInbound(final int size) {
+    public void resizeInbound(final int size) {
         // A power of two, so that a position maps to its entry with a mask; max_ir still bounds the occupancy.
         inbound = new InboundResponse[Integer.highestOneBit(Math.max(1, size) * 2 - 1)];
         for (int i = 0; i < inbound.length; i++) {
@@ -94,7 +90,7 @@ final class Responder implements OrderedStream {
         iqHead = iqTail = iqTxIdx = 0;
     }
 
-    void reset() {
+    public void reset() {
         heldRequests.drop();
         queue.clear();
         consume = 0;
@@ -108,7 +104,7 @@ final class Responder implements OrderedStream {
         scoreboard.reset(0);
     }
 
-    void connected(final long now) {
+    public void connected(final long now) {
         rspLastProgressNs = rspLastAckProgressNs = now;
     }
 
@@ -118,7 +114,7 @@ final class Responder implements OrderedStream {
      * @param responseIsn    the first sequence number of the outgoing response stream
      * @param peerRequestIsn the first sequence number of the peer's request stream
      */
-    void startAt(final int responseIsn, final int peerRequestIsn) {
+    public void startAt(final int responseIsn, final int peerRequestIsn) {
         rspNextSeq = rspTxSeq = responseIsn;
         rspLastAcked = rspHighestSent = responseIsn - 1;
         scoreboard.reset(rspLastAcked);
@@ -127,12 +123,12 @@ final class Responder implements OrderedStream {
     }
 
     /** Whether a response-stream ack is one the peer can have sent (see {@link Requester#ackable}). */
-    boolean ackable(final int ack) {
+    public boolean ackable(final int ack) {
         return !after(ack, rspHighestSent) && !after(rspLastAcked - 2 * nic.window, ack);
     }
 
     /** Whether the peer acknowledged every response sent. */
-    boolean responsesAcked() {
+    public boolean responsesAcked() {
         return !after(rspNextSeq - 1, rspLastAcked);
     }
 
@@ -140,20 +136,20 @@ final class Responder implements OrderedStream {
 
 
 
-    void post() {
+    public void post() {
         queue.tail++;
         nic.counters.recvPosted++;
     }
 
 
-    void resize(final int size) {
+    public void resize(final int size) {
         final long shift = queue.resize(size);
         consume -= shift;
     }
 
     // ---------------------------------------------------------------- requests in
 
-    void onRequest(final MemorySegment f, final int opcode, final long now) {
+    public void onRequest(final MemorySegment f, final int opcode, final long now) {
         final int outcome = heldRequests.deliver(this, qp, f, opcode, now);
         if (outcome != HeldFrames.PROCESSED) {
             HeldFrames.count(outcome, nic.counters);
@@ -196,7 +192,7 @@ final class Responder implements OrderedStream {
             reqExpected--;
         }
         if (outcome == OK) {
-            qp.frameReceived(now);
+            qp.frameReceived(now, (Frame.flags(f) & Frame.FLAG_FORCE_ACK) != 0);
             return true;
         }
         if (outcome == RNR) {
@@ -253,7 +249,7 @@ final class Responder implements OrderedStream {
         int invalidated = 0;
         if ((flags & Frame.FLAG_INVALIDATE) != 0) {
             invalidated = Frame.key(f);
-            if (!LocalOps.invalidate(qp, invalidated, true)) {
+            if (!qp.invalidateRemote(invalidated)) {
                 completeReceive(r, WcStatus.INVALID_REQUEST, 0, 0, 0, 0);
                 return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_RDMA_KEY);
             }
@@ -335,7 +331,7 @@ final class Responder implements OrderedStream {
         consume++;
         expectedMsgId++;
         nic.counters.messagesReceived++;
-        if (!qp.rqCq.append(r.id, status, WcType.RECV, wcFlags, length, immediate, invalidated, 1, qp, true)) {
+        if (!qp.completeRecv(r.id, status, wcFlags, length, immediate, invalidated)) {
             qp.completionLost();
         }
     }
@@ -344,14 +340,14 @@ final class Responder implements OrderedStream {
         if (msgOffset != 0 || Frame.payloadLength(f) != 0) {
             return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_LENGTH); // cuts a message short, or has data
         }
-        if (iqTail - iqHead >= Math.max(qp.maxIr, 0)) {
+        if (iqTail - iqHead >= Math.max(qp.maxIr(), 0)) {
             return error(WcStatus.INVALID_REQUEST, EventCode.MAX_IR_EXCEEDED);
         }
         final int length = Frame.length(f);
         if (length < 0) {
             return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_LENGTH);
         }
-        MrImpl region = null;
+        Region region = null;
         long offset = 0;
         if (length > 0) {
             final int status = nic.resolveRemote(qp, Frame.key(f), Frame.address(f), length, Access.REMOTE_READ,
@@ -370,7 +366,7 @@ final class Responder implements OrderedStream {
         e.offset = offset;
         e.length = length;
         // In long: a read within a frame of 2^31 bytes overflows an int sum, and would be answered by one frame.
-        queueResponse(e, (int) Math.max(1, ((long) length + qp.maxPayload - 1) / qp.maxPayload), now);
+        queueResponse(e, (int) Math.max(1, ((long) length + qp.maxPayload() - 1) / qp.maxPayload()), now);
         return OK;
     }
 
@@ -381,7 +377,7 @@ final class Responder implements OrderedStream {
         if (msgOffset != 0 || Frame.payloadLength(f) != 0 || Frame.length(f) != 8) {
             return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_LENGTH);
         }
-        if (iqTail - iqHead >= Math.max(qp.maxIr, 0)) {
+        if (iqTail - iqHead >= Math.max(qp.maxIr(), 0)) {
             return error(WcStatus.INVALID_REQUEST, EventCode.MAX_IR_EXCEEDED);
         }
         final int status = nic.resolveRemote(qp, Frame.key(f), Frame.address(f), 8, Access.REMOTE_ATOMIC, true);
@@ -420,9 +416,9 @@ final class Responder implements OrderedStream {
 
     // ---------------------------------------------------------------- responses out
 
-    void pumpResponses(final long now) {
+    public void pumpResponses(final long now) {
         while (after(rspNextSeq, rspTxSeq) && !after(rspTxSeq, rspLastAcked + nic.window)
-            && qp.state == io.jdet.QpState.CONNECTED) {
+            && qp.connected()) {
             if (!after(rspTxSeq, rspHighestSent) && scoreboard.isSacked(rspTxSeq, rspLastAcked)) {
                 rspTxSeq++; // going back: the peer holds this one already
                 continue;
@@ -452,7 +448,7 @@ final class Responder implements OrderedStream {
     private boolean transmit(final InboundResponse e, final int seq, final boolean retransmission) {
         final FrameGather g = nic.txGather;
         g.clear();
-        final long offset = (long) (seq - e.startSeq) * qp.maxPayload;
+        final long offset = (long) (seq - e.startSeq) * qp.maxPayload();
         final boolean last = seq == e.endSeq;
         int flags = last ? Frame.FLAG_LAST | Frame.FLAG_FORCE_ACK : 0;
         if (retransmission) {
@@ -460,7 +456,7 @@ final class Responder implements OrderedStream {
         }
         int payload = 0;
         if (e.read) {
-            payload = (int) Math.min(qp.maxPayload, e.length - offset);
+            payload = (int) Math.min(qp.maxPayload(), e.length - offset);
             if (payload > 0) {
                 if (!e.region.usable()) {
                     return failResponse(e);
@@ -469,13 +465,13 @@ final class Responder implements OrderedStream {
             }
         }
         Frame.writeBase(nic.txHeader, e.read ? Frame.OP_READ_RESP : Frame.OP_ATOMIC_RESP, flags, payload,
-            qp.remoteQpNum, qp.number, seq, reqExpected - 1, qp.requester.rspExpected - 1, e.msgId);
+            qp.remoteQpNum(), qp.number(), seq, reqExpected - 1, qp.requester().rspExpected - 1, e.msgId);
         Frame.writeExtension(nic.txHeader, 0, e.original, 0, 0, e.length, (int) offset, 0);
         final int outcome = nic.transmit(qp, payload);
-        if (outcome == NicImpl.MEMORY_GONE) {
+        if (outcome == ProtocolNic.MEMORY_GONE) {
             return failResponse(e);
         }
-        return outcome == NicImpl.SENT;
+        return outcome == ProtocolNic.SENT;
     }
 
     /**
@@ -495,7 +491,7 @@ final class Responder implements OrderedStream {
      * Takes the peer's acknowledgement of the response stream: the cumulative {@code ack} and, from an ACK flagged
      * RESPONSE_SACK, the responses it holds beyond a gap; gaps below those are resent at once, once per recovery.
      */
-    void onResponseAck(final int ack, final int sack, final long now) {
+    public void onResponseAck(final int ack, final int sack, final long now) {
         if (after(ack, rspHighestSent)) {
             return;
         }
@@ -549,7 +545,7 @@ final class Responder implements OrderedStream {
         }
     }
 
-    void onTimer(final long now) {
+    public void onTimer(final long now) {
         if (after(rspHighestSent, rspLastAcked) && now - rspLastProgressNs >= rspRtoNs) {
             if (now - rspLastAckProgressNs >= nic.ackTimeoutNs) {
                 nic.counters.retryExceeded++;
@@ -557,7 +553,7 @@ final class Responder implements OrderedStream {
                 return;
             }
             nic.counters.timeouts++;
-            nic.observer.retransmitTimeout(qp.number, true, rspLastAcked + 1, rspRtoNs);
+            nic.observer.retransmitTimeout(qp.number(), true, rspLastAcked + 1, rspRtoNs);
             scoreboard.onTimeout();
             scoreboard.goBack(rspLastAcked + 1);
             rspTxSeq = rspLastAcked + 1;
@@ -570,18 +566,18 @@ final class Responder implements OrderedStream {
         pumpResponses(now);
     }
 
-    long nextDeadline() {
+    public long nextDeadline() {
         return after(rspHighestSent, rspLastAcked) ? rspLastProgressNs + rspRtoNs : Long.MAX_VALUE;
     }
 
     /** Flushes posted receives with FLUSHED; drops queued responses and held requests silently. */
-    void flush() {
+    public void flush() {
         heldRequests.drop();
         msgOffset = 0;
         int flushed = 0;
         for (long i = consume; i < queue.tail; i++) {
             flushed++;
-            qp.rqCq.append(queue.at(i).id, WcStatus.FLUSHED, WcType.RECV, 0, 0, 0, 0, 1, qp, true);
+            qp.completeRecv(queue.at(i).id, WcStatus.FLUSHED, 0, 0, 0, 0);
         }
         consume = queue.tail;
         for (long i = iqHead; i < iqTail; i++) {

@@ -1,0 +1,133 @@
+package io.jdet.internal.protocol;
+
+import io.jdet.Configuration;
+import io.jdet.internal.observe.NicObserver;
+import io.jdet.internal.wire.Frame;
+import io.jdet.internal.wire.FrameGather;
+
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * What the requester and the responder read of their NIC (its protocol settings, counters, reorder pool and
+ * transmit buffers) and what they ask of it (send a frame, an ack or a NAK; resolve a remote key). The NIC in
+ * {@code verbs} extends it. Engine lock held for every call.
+ */
+public abstract class ProtocolNic {
+    /** {@link #transmit}: the frame went out. */
+    public static final int SENT = 0;
+    /** {@link #transmit}: the link refused the frame; send it again later. */
+    public static final int LINK_BUSY = 1;
+    /** {@link #transmit}: a payload piece's arena was closed under the engine; nothing was sent. */
+    public static final int MEMORY_GONE = 2;
+
+    public final Counters counters = new Counters();
+    /** JFR events, logging and the counters' MBean: called on control and error paths only. */
+    public final NicObserver observer;
+    public final ReorderPool reorder;
+    public final int maxPayload;
+    public final int window;
+    public final long minRtoNs;
+    public final long maxRtoNs;
+    public final long ackTimeoutNs;
+    public final long rnrDelayNs;
+    public final int rnrRetryCount;
+    /** The header of the frame being built, and its payload pieces: {@link #transmit} sends them. */
+    public final MemorySegment txHeader;
+    public final FrameGather txGather;
+    /** Set when the link refused a frame: the next progress pumps every queue pair again. */
+    public boolean txBlocked;
+
+    /** Scratch results of {@link #resolveRemote}. */
+    public MemorySegment remoteSegment;
+    public long remoteOffset;
+    public Region remoteRegion;
+
+    /**
+     * Takes the protocol's settings.
+     *
+     * @param mtu         the link's frame size limit
+     * @param c           the configuration
+     * @param observer    the NIC's observer
+     * @param txHeader    an 80-byte header buffer
+     * @param gatherSlots payload pieces a frame may have
+     */
+    protected ProtocolNic(final int mtu, final Configuration c, final NicObserver observer,
+                          final MemorySegment txHeader, final int gatherSlots) {
+        this.observer = observer;
+        this.reorder = new ReorderPool(mtu);
+        this.maxPayload = mtu - Frame.HEADER_LENGTH;
+        this.window = c.windowFrames();
+        this.minRtoNs = TimeUnit.MICROSECONDS.toNanos(c.minRtoUs());
+        this.maxRtoNs = TimeUnit.MICROSECONDS.toNanos(c.maxRtoUs());
+        this.ackTimeoutNs = TimeUnit.MILLISECONDS.toNanos(c.ackTimeoutMs());
+        this.rnrDelayNs = TimeUnit.MICROSECONDS.toNanos(c.rnrDelayUs());
+        this.rnrRetryCount = c.rnrRetryCount();
+        this.txHeader = txHeader;
+        this.txGather = new FrameGather(gatherSlots);
+    }
+
+    /**
+     * Seals and sends the frame in {@link #txHeader} and {@link #txGather} to a queue pair's peer.
+     *
+     * @param qp            the sending queue pair
+     * @param payloadLength bytes of payload in the gather list
+     * @return {@link #SENT}, {@link #LINK_BUSY} or {@link #MEMORY_GONE}
+     */
+    public abstract int transmit(ProtocolQp qp, int payloadLength);
+
+    /**
+     * Starts a batch of frames (a post): frames for one peer may share a datagram until {@link #endBatch}. Nests.
+     */
+    public abstract void beginBatch();
+
+    /** Ends a batch: every frame held since the outermost {@link #beginBatch} leaves now. */
+    public abstract void endBatch();
+
+    /**
+     * Sends a standalone ACK of the request stream now, with its selective-ack bits.
+     *
+     * @param qp the queue pair
+     */
+    public abstract void sendAck(ProtocolQp qp);
+
+    /**
+     * Answers a frame from the connected peer's address that did not prove itself (an inexact NAK or DISCONNECT)
+     * with a rate-limited challenge ACK of the true state (RFC 5961), never by obeying it.
+     *
+     * @param qp the queue pair it named
+     */
+    public abstract void challenge(ProtocolQp qp);
+
+    /**
+     * Sends a standalone ACK flagged RESPONSE_SACK now.
+     *
+     * @param qp the queue pair
+     */
+    public abstract void sendResponseAck(ProtocolQp qp);
+
+    /**
+     * Sends a NAK of a request.
+     *
+     * @param qp        the queue pair
+     * @param status    the NAK status
+     * @param seq       the refused request
+     * @param eventCode the event code
+     */
+    public abstract void sendNak(ProtocolQp qp, int status, int seq, int eventCode);
+
+    /**
+     * Resolves and checks an r_key range for a remote access; on success fills {@link #remoteSegment},
+     * {@link #remoteOffset} and {@link #remoteRegion}.
+     *
+     * @param qp      the queue pair the request arrived on
+     * @param rKey    the key
+     * @param address the target address
+     * @param length  bytes
+     * @param need    the access needed
+     * @param atomic  whether for an atomic
+     * @return 0, or the failure as {@code event << 16 | status}
+     */
+    public abstract int resolveRemote(ProtocolQp qp, int rKey, long address, long length, int need,
+                                      boolean atomic);
+}
