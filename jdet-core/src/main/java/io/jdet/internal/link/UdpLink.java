@@ -481,7 +481,10 @@ public final class UdpLink implements Link {
                 }
                 return;
             }
-            final int stated = header + (datagram.get(LE_SHORT, at + PAYLOAD_LENGTH_OFFSET) & 0xFFFF);
+            final boolean sealed = (datagram.get(LE_SHORT, at + io.jdet.internal.wire.Frame.FLAGS_OFFSET)
+                & io.jdet.internal.wire.Frame.FLAG_PROTECTED) != 0;
+            final int stated = header + (datagram.get(LE_SHORT, at + PAYLOAD_LENGTH_OFFSET) & 0xFFFF)
+                + (sealed ? io.jdet.internal.wire.Frame.PROTECTED_TRAILER_LENGTH : 0);
             final int frameLength = Math.min(stated, left);
             final MemorySegment frame;
             final ByteBuffer frameView;

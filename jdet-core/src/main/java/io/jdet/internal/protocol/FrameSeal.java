@@ -37,7 +37,7 @@ public final class FrameSeal {
     /** Bytes of the packet number. */
     public static final int PN_LENGTH = 8;
     /** Bytes a protected frame carries after its payload. */
-    public static final int TRAILER_LENGTH = TAG_LENGTH + PN_LENGTH;
+    public static final int TRAILER_LENGTH = Frame.PROTECTED_TRAILER_LENGTH; // TAG_LENGTH + PN_LENGTH
     /** Direction id in the nonce of frames the connecting side sends. */
     public static final int CLIENT_TO_SERVER = 0x63327300;
     /** Direction id in the nonce of frames the accepting side sends. */

@@ -144,6 +144,11 @@ public final class Frame {
      * See {@code docs/PROTOCOL.md}.
      */
     public static final int FLAG_PROTECTED = 0x0400;
+    /**
+     * Bytes a {@link #FLAG_PROTECTED} frame carries after its payload (tag and packet number), not counted in its
+     * payload length: a link that splits a datagram into frames adds them.
+     */
+    public static final int PROTECTED_TRAILER_LENGTH = 24;
 
     /** Every flag this version defines; a frame with any other bit set is malformed. */
     public static final int ALL_FLAGS = FLAG_LAST | FLAG_IMMEDIATE | FLAG_SOLICITED | FLAG_FORCE_ACK
