@@ -60,7 +60,9 @@ public interface ConnectionRequest {
      *                      this NIC, the private data is longer than {@link ConnectionManager#MAX_PRIVATE_DATA} or
      *                      the timeout is negative; ETIMEDOUT if no confirmation came in time (the queue pair is
      *                      then in ERROR); EACCES if the request is protected and the requester did not prove the
-     *                      handshake's keys (the queue pair is then in ERROR); EINTR if the thread was interrupted;
+     *                      handshake's keys (the queue pair is then in ERROR); ECONNRESET if the requester answered
+     *                      that it no longer waits for this connection, its connect having timed out or been
+     *                      refused meanwhile (the queue pair is then in ERROR); EINTR if the thread was interrupted;
      *                      EIO if the NIC failed fatally
      *                      ({@link EventCode#NIC_FATAL})
      */

@@ -43,6 +43,8 @@ public enum Errno {
     ENOBUFS(105),
     /** Address already in use: another socket is bound to the UDP address and port a NIC was opened on. */
     EADDRINUSE(98),
+    /** Connection reset by peer: the requester gave up the connection being accepted. */
+    ECONNRESET(104),
     /** Not connected: the queue pair state does not allow posting. */
     ENOTCONN(107),
     /** Connection timed out. */

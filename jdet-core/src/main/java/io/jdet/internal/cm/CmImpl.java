@@ -42,6 +42,12 @@ public final class CmImpl implements CmHandler {
     static final int SECURITY_MISMATCH = 4;
     /** Reject reason: the requester's static key is not one the listener trusts. */
     static final int UNTRUSTED = 5;
+    /**
+     * Reject reason, sent by a requester in answer to an ACCEPT it no longer waits for (its connect timed out, was
+     * refused or was answered by another frame of the same exchange): the acceptor's {@code accept} fails at once
+     * instead of waiting out its timeout for a READY that cannot come.
+     */
+    static final int ABANDONED = 6;
     /** Requests remembered at most; beyond it a refusal is answered without being remembered (a flood of
      *  requests cannot grow memory without bound). */
     static final int MAX_REMEMBERED = 4096;
@@ -262,6 +268,11 @@ public final class CmImpl implements CmHandler {
                 qp.enterError(EventCode.QP_ERROR.code(), false, true, true);
                 throw new DetException(Errno.ETIMEDOUT, "the requester did not confirm within " + timeoutMs + " ms");
             }
+            if (r.state == CmRequest.ABANDONED) {
+                qp.enterError(EventCode.QP_ERROR.code(), false, true, true);
+                throw new DetException(Errno.ECONNRESET, r.remoteAddress + " no longer waits for this connection"
+                    + " (its connect timed out or was answered otherwise before the acceptance came)");
+            }
             if (r.state == CmRequest.AUTH_FAILED) {
                 qp.enterError(EventCode.QP_ERROR.code(), false, true, true);
                 throw new DetException(Errno.EACCES, "the requester " + r.remoteAddress + " did not prove the"
@@ -342,6 +353,10 @@ public final class CmImpl implements CmHandler {
             case Frame.OP_CM_REQUEST -> onRequest(f, peer);
             case Frame.OP_CM_ACCEPT -> onAccept(f, peer);
             case Frame.OP_CM_REJECT -> {
+                if (Frame.length(f) == ABANDONED) {
+                    onAbandoned(Frame.msgId(f), peer);
+                    return;
+                }
                 final CmOutgoing o = connects.get(Frame.msgId(f));
                 if (o == null || o.peer != peer || o.state != CmOutgoing.REQUESTED) {
                     nic.counters.cmIgnored++;
@@ -510,16 +525,18 @@ public final class CmImpl implements CmHandler {
 
     private void onAccept(final MemorySegment f, final long peer) {
         final CmOutgoing o = connects.get(Frame.msgId(f));
-        if (o == null || o.peer != peer) {
-            nic.counters.cmIgnored++;
-            return;
-        }
-        if (o.state == CmOutgoing.ESTABLISHED) {
+        if (o != null && o.peer == peer && o.state == CmOutgoing.ESTABLISHED) {
             sendReady(o);
             return;
         }
-        if (o.state != CmOutgoing.REQUESTED) {
+        if (o == null || o.peer != peer || o.state != CmOutgoing.REQUESTED) {
+            // An acceptance of an exchange this side gave up (a connect that timed out or was refused while a
+            // retransmitted request was still on its way): say so, or the acceptor waits its whole timeout for a
+            // READY. Rate-limited, and no larger than the ACCEPT it answers.
             nic.counters.cmIgnored++;
+            if (nic.unknownReplyAllowed(System.nanoTime())) {
+                wire.send(peer, Frame.OP_CM_REJECT, 0, Frame.msgId(f), Frame.key(f), 0, 0, ABANDONED, NO_DATA);
+            }
             return;
         }
         final QpImpl qp = o.qp;
@@ -573,6 +590,22 @@ public final class CmImpl implements CmHandler {
         }
         nic.counters.cmMalformed++;
         return false;
+    }
+
+    /**
+     * The requester of an exchange this side accepted says it no longer waits for it: the pending {@code accept}
+     * fails at once. Only an acceptance still waiting for READY is touched; an established or refused exchange is
+     * not, so a late or forged frame cannot undo a connection.
+     */
+    private void onAbandoned(final int id, final long peer) {
+        final CmRequest r = incoming.get(new PeerId(peer, id));
+        if (r == null || r.state != CmRequest.ACCEPTED) {
+            nic.counters.cmIgnored++;
+            return;
+        }
+        r.state = CmRequest.ABANDONED;
+        r.retry.finish(System.nanoTime());
+        changed.signalAll();
     }
 
     private void onDisconnect(final MemorySegment f, final long peer) {

@@ -18,6 +18,8 @@ final class CmRequest implements ConnectionRequest {
     static final int REJECTED = 3;
     /** The requester's READY did not prove the handshake's keys (wrong pre-shared or static key). */
     static final int AUTH_FAILED = 4;
+    /** The requester answered the ACCEPT with a REJECT: it no longer waits for this exchange. */
+    static final int ABANDONED = 5;
 
     final CmImpl cm;
     final long peer;

@@ -153,6 +153,8 @@ final class Joiner implements Runnable {
     private MemorySegment ctrlMem;
     private MemoryRegion ctrlMr;
     private int recordMax;
+    /** Control queue pairs of acceptances the member gave up: their flushed receives are expected. */
+    private final List<QueuePair> abandoned = new ArrayList<>();
     private int tableMax;
 
     private void ctrlMemory(final int slotsNeeded) {
@@ -199,7 +201,17 @@ final class Joiner implements Runnable {
             final QueuePair qp = ctrlQp();
             recv(qp, RECORD, rank, recordOff(rank), recordMax);
             recv(qp, CONNECTED, rank, 0, 0);
-            req.accept(qp, null, remainingMs());
+            try {
+                req.accept(qp, null, remainingMs());
+            } catch (final DetException e) {
+                if (e.errno() != Errno.ECONNRESET) {
+                    throw e;
+                }
+                // A retransmission of a request the member gave up (refused while this side did not listen yet):
+                // its live request is queued behind this one. The queue pair's flushed receives are not failures.
+                abandoned.add(qp);
+                continue;
+            }
             ctrl[rank] = qp;
             joined++;
         }
@@ -341,6 +353,9 @@ final class Joiner implements Runnable {
         while (received[(int) kind] < count) {
             final int n = ctrlCq.poll(wcs);
             for (int i = 0; i < n; i++) {
+                if (wcs[i].status() != WcStatus.SUCCESS && abandoned.contains(wcs[i].queuePair())) {
+                    continue;
+                }
                 if (wcs[i].status() != WcStatus.SUCCESS) {
                     throw new DetException(Errno.ECONNREFUSED, "a join message failed: " + wcs[i]);
                 }

@@ -134,6 +134,21 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
     }
 
     /**
+     * Takes one of the rate-limited replies to unknown traffic ({@code Configuration.unknownRepliesPerSecond}), or
+     * counts the reply as limited (engine lock held).
+     *
+     * @param now the clock, {@link System#nanoTime()}
+     * @return whether a reply may be sent now
+     */
+    public boolean unknownReplyAllowed(final long now) {
+        if (unknownReplies.tryTake(now)) {
+            return true;
+        }
+        counters.repliesLimited++;
+        return false;
+    }
+
+    /**
      * The scratch memory every protected connection of this NIC shares (engine lock held).
      *
      * @return the buffers, made on first use

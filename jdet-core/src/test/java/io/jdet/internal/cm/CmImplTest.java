@@ -47,6 +47,7 @@ class CmImplTest {
     private static final long LONG_MS = 10_000;
 
     private Det det;
+    private String fabric;
     private NicImpl nic;
     private CompletionQueue cq;
     private ProtectionDomain pd;
@@ -57,7 +58,8 @@ class CmImplTest {
     @BeforeEach
     void open() {
         det = Det.open();
-        nic = (NicImpl) det.openNic(Tests.uniqueFabric("cm"), null);
+        fabric = Tests.uniqueFabric("cm");
+        nic = (NicImpl) det.openNic(fabric, null);
         pd = nic.allocPd();
         cq = nic.createCq(16, null);
         qp = pd.createQp(QpCreate.of(cq, 4, 1));
@@ -161,6 +163,63 @@ class CmImplTest {
             assertEquals(QpState.ERROR, qp.query().state());
             raw.request(3, SERVICE, 1234, 4, 4, new byte[0]); // a repeat now learns it was refused
             assertEquals(CmImpl.REJECTED_BY_PEER, raw.await(Frame.OP_CM_REJECT, 3).length());
+        }
+    }
+
+    @Test
+    void shouldFailAcceptAtOnceWithEconnresetWhenRequesterAbandonedTheExchange() throws Exception {
+        try (ConnectionListener listener = cm.listen(SERVICE)) {
+            raw.request(21, SERVICE, 1234, 4, 4, new byte[0]);
+            final ConnectionRequest request = listener.take(LONG_MS);
+            final CompletableFuture<DetException> failed = CompletableFuture.supplyAsync(
+                () -> assertThrows(DetException.class, () -> request.accept(qp, null, LONG_MS)));
+            raw.await(Frame.OP_CM_ACCEPT, 21);
+            final long ignored = counter("cm.ignored");
+            try (CmRawPeer stranger = new CmRawPeer(nic.address())) {
+                stranger.send(Frame.OP_CM_REJECT, 0, 0, 21, SERVICE, 0, 0, CmImpl.ABANDONED, new byte[0]);
+                awaitCounter("cm.ignored", ignored + 1);
+            }
+            raw.send(Frame.OP_CM_REJECT, 0, 0, 22, SERVICE, 0, 0, CmImpl.ABANDONED, new byte[0]); // another id
+            awaitCounter("cm.ignored", ignored + 2);
+            assertTrue(!failed.isDone(), "only the requester's word for this exchange abandons it");
+
+            raw.send(Frame.OP_CM_REJECT, 0, 0, 21, SERVICE, 0, 0, CmImpl.ABANDONED, new byte[0]);
+            final DetException e = failed.get(LONG_MS, TimeUnit.MILLISECONDS);
+            assertEquals(Errno.ECONNRESET, e.errno(), e.getMessage());
+            assertEquals(QpState.ERROR, qp.query().state());
+        }
+    }
+
+    @Test
+    void shouldIgnoreAbandonmentOfAnEstablishedExchange() throws Exception {
+        try (ConnectionListener listener = cm.listen(SERVICE)) {
+            raw.request(23, SERVICE, 1234, 4, 4, new byte[0]);
+            final ConnectionRequest request = listener.take(LONG_MS);
+            final CompletableFuture<Void> accepted = CompletableFuture.runAsync(
+                () -> request.accept(qp, null, LONG_MS));
+            raw.await(Frame.OP_CM_ACCEPT, 23);
+            raw.send(Frame.OP_CM_READY, 0, 1234, 23, SERVICE, 0, 0, 0, new byte[0]);
+            accepted.get(LONG_MS, TimeUnit.MILLISECONDS);
+            final long ignored = counter("cm.ignored");
+            raw.send(Frame.OP_CM_REJECT, 0, 0, 23, SERVICE, 0, 0, CmImpl.ABANDONED, new byte[0]); // late or forged
+            awaitCounter("cm.ignored", ignored + 1);
+            assertEquals(QpState.CONNECTED, qp.query().state());
+        }
+    }
+
+    @Test
+    void shouldFailAcceptWithEconnresetWhenTheConnectOfAnotherNicTimedOutBeforeTheAcceptance() {
+        final Nic requester = det.openNic(fabric, null); // closed with the device
+        try (ConnectionListener listener = cm.listen(SERVICE)) {
+            final QueuePair requesterQp = requester.allocPd().createQp(QpCreate.of(requester.createCq(4, null), 4, 1));
+            // The connect gives up while the request waits in the backlog, as a member of a group does when its
+            // first request was refused and a retransmission of it reaches the listener after all.
+            assertErrno(Errno.ETIMEDOUT, () -> requester.connectionManager().connect(nic.address(), SERVICE,
+                requesterQp, null, 30));
+            final ConnectionRequest late = listener.take(LONG_MS);
+            assertErrno(Errno.ECONNRESET, () -> late.accept(qp, null, LONG_MS));
+            assertEquals(QpState.ERROR, qp.query().state());
+            assertEquals(QpState.IDLE, requesterQp.query().state());
         }
     }
 
@@ -392,6 +451,8 @@ class CmImplTest {
         raw.send(Frame.OP_CM_ACCEPT, 0, RAW_QP, id, SERVICE, 0, 0, 0, new byte[0]);
         awaitCounter("cm.ignored", ignored + 1);
         assertEquals(QpState.IDLE, qp.query().state());
+        assertEquals(CmImpl.ABANDONED, raw.await(Frame.OP_CM_REJECT, id).length(),
+            "the acceptor learns at once that nobody waits for its acceptance");
     }
 
     @Test
