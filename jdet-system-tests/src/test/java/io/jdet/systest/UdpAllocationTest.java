@@ -32,6 +32,12 @@ class UdpAllocationTest {
             (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         try (Det det = Det.open(); Endpoint a = new Endpoint(det, "udp:127.0.0.1", 1 << 20, 64);
              Endpoint b = new Endpoint(det, "udp:127.0.0.1", 1 << 20, 64)) {
+            // Both receive queues filled before either side sends: the echoing thread may start late on a busy
+            // machine, and a send that finds no receive waits out RNR retries and fails the connection.
+            for (int r = 0; r < 32; r++) {
+                a.qp.recv(r, a.at(65_536, 100), 1);
+                b.qp.recv(r, b.at(65_536, 100), 1);
+            }
             a.qp.modify(new QpModify().connect(b.nic.address(), b.qp.number(), b.qp.query().localPsn()));
             b.qp.modify(new QpModify().connect(a.nic.address(), a.qp.number(), a.qp.query().localPsn()));
             final CompletableFuture<Long> echo = CompletableFuture.supplyAsync(() -> {
@@ -53,9 +59,6 @@ class UdpAllocationTest {
         final WorkCompletion[] wc = {new WorkCompletion(), new WorkCompletion(), new WorkCompletion(),
             new WorkCompletion()};
         final long self = Thread.currentThread().threadId();
-        for (int r = 0; r < 32; r++) {
-            e.qp.recv(r, e.at(65_536, 100), 1);
-        }
         long start = 0;
         long quietest = Long.MAX_VALUE;
         for (int i = 0; i < WARMUP + WINDOWS * MEASURED; i++) {
