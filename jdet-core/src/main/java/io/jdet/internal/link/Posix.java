@@ -106,6 +106,11 @@ final class Posix {
         FunctionDescriptor.of(INT, INT, PTR, INT, INT, PTR), Linker.Option.critical(false));
     /** {@code int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout, const sigset_t *mask)}. */
     static final MethodHandle PPOLL = bind("ppoll", FunctionDescriptor.of(INT, PTR, LONG, PTR, PTR), ERRNO);
+    /**
+     * {@code ppoll} without errno capture, for the waits of the data path (see {@link #SENDMSG_UNCAPTURED}): a
+     * failed wait (EINTR, say) is treated as a spurious return, and the caller looks again.
+     */
+    static final MethodHandle PPOLL_UNCAPTURED = bind("ppoll", FunctionDescriptor.of(INT, PTR, LONG, PTR, PTR));
     /** {@code int eventfd(unsigned int initial, int flags)}. */
     static final MethodHandle EVENTFD = bind("eventfd", FunctionDescriptor.of(INT, INT, INT), ERRNO);
     /** {@code ssize_t write(int fd, const void *buf, size_t n)}. */
