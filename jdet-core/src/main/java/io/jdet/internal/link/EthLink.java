@@ -205,15 +205,7 @@ public final class EthLink implements Link {
         final MemorySegment value = arena.allocate(ValueLayout.JAVA_INT);
         // The kernel charges a frame its buffer's true size (a power of two above MTU plus overhead).
         final int buffer = Math.max(MIN_SOCKET_BUFFER, 1024 * Integer.highestOneBit((mtu + 1023) * 2));
-        for (final int[] option : new int[][] {{Posix.SO_RCVBUFFORCE, Posix.SO_RCVBUF},
-            {Posix.SO_SNDBUFFORCE, Posix.SO_SNDBUF}}) {
-            value.set(ValueLayout.JAVA_INT, 0, buffer);
-            // The forcing variant needs CAP_NET_ADMIN; without it the plain one is capped at net.core.*mem_max.
-            if ((int) Posix.SETSOCKOPT.invokeExact(errno, socket, Posix.SOL_SOCKET, option[0], value, 4) != 0) {
-                final int ignored = (int) Posix.SETSOCKOPT.invokeExact(errno, socket, Posix.SOL_SOCKET, option[1],
-                    value, 4);
-            }
-        }
+        Posix.sizeBuffers(socket, buffer, value, errno);
         value.set(ValueLayout.JAVA_INT, 0, 1);
         // Linux 4.20+: the socket does not see its own frames on their way out; older kernels refuse, and the
         // receive path drops them by source MAC anyway.

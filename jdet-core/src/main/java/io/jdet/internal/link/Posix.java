@@ -140,6 +140,26 @@ final class Posix {
         return LINKER.downcallHandle(symbol, descriptor, options);
     }
 
+    /**
+     * Asks for socket buffers of a size, both ways: the forcing option first (it needs CAP_NET_ADMIN), else the
+     * plain one, which the kernel caps at {@code net.core.*mem_max}. What the kernel refuses is left as it is.
+     *
+     * @param socket the socket
+     * @param bytes  the size wanted
+     * @param value  four bytes of scratch memory
+     * @param errno  an errno state for the calls
+     * @throws Throwable as a downcall may
+     */
+    static void sizeBuffers(final int socket, final int bytes, final MemorySegment value, final MemorySegment errno)
+        throws Throwable {
+        value.set(INT, 0, bytes);
+        for (final int[] option : new int[][] {{SO_RCVBUFFORCE, SO_RCVBUF}, {SO_SNDBUFFORCE, SO_SNDBUF}}) {
+            if ((int) SETSOCKOPT.invokeExact(errno, socket, SOL_SOCKET, option[0], value, 4) != 0) {
+                final int ignored = (int) SETSOCKOPT.invokeExact(errno, socket, SOL_SOCKET, option[1], value, 4);
+            }
+        }
+    }
+
     /** Whether this platform has the calls and layouts above (64-bit Linux). */
     static boolean supported() {
         final String os = System.getProperty("os.name", "");

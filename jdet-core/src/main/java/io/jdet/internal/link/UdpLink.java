@@ -157,7 +157,7 @@ public final class UdpLink implements Link {
             if (waits != null) {
                 waits.close();
             }
-            closeDescriptor(socket);
+            Descriptors.close(socket);
             arena.close();
             throw t instanceof DetException e ? e : new DetException(Errno.ENODEV, "cannot open a UDP socket: " + t);
         }
@@ -202,15 +202,7 @@ public final class UdpLink implements Link {
 
     private int[] bind(final int socket, final UdpAddress bindTo, final MemorySegment errno) throws Throwable {
         final MemorySegment value = arena.allocate(ValueLayout.JAVA_INT);
-        for (final int[] option : new int[][] {{Posix.SO_RCVBUFFORCE, Posix.SO_RCVBUF},
-            {Posix.SO_SNDBUFFORCE, Posix.SO_SNDBUF}}) {
-            value.set(ValueLayout.JAVA_INT, 0, SOCKET_BUFFER);
-            // The forcing variant needs CAP_NET_ADMIN; without it the plain one is capped at net.core.*mem_max.
-            int rc = (int) Posix.SETSOCKOPT.invokeExact(errno, socket, Posix.SOL_SOCKET, option[0], value, 4);
-            if (rc != 0) {
-                rc = (int) Posix.SETSOCKOPT.invokeExact(errno, socket, Posix.SOL_SOCKET, option[1], value, 4);
-            }
-        }
+        Posix.sizeBuffers(socket, SOCKET_BUFFER, value, errno);
         final MemorySegment sa = arena.allocate(Posix.SOCKADDR_IN_SIZE, 8);
         Posix.sockaddr(sa, bindTo.ip(), bindTo.port());
         if ((int) Posix.BIND.invokeExact(errno, socket, sa, Posix.SOCKADDR_IN_SIZE) != 0) {
@@ -522,20 +514,8 @@ public final class UdpLink implements Link {
         }
         closed = true;
         wait.close(); // throws, leaving the socket and memory open, if a waiter stays inside
-        closeDescriptor(fd);
+        Descriptors.close(fd);
         arena.close();
-    }
-
-    /** Closes a descriptor, if open; what close(2) says is of no use here (the descriptor is gone either way). */
-    private static void closeDescriptor(final int descriptor) {
-        if (descriptor < 0) {
-            return;
-        }
-        try {
-            final int ignored = (int) Posix.CLOSE.invokeExact(descriptor);
-        } catch (final Throwable t) {
-            throw new IllegalStateException(t);
-        }
     }
 
     @Override
