@@ -57,6 +57,24 @@ class UdpLinkTest {
         }
     }
 
+    /**
+     * Whether a thread is blocked in an event wait: parked (on the event queue), or inside the UDP link's
+     * {@code ppoll} (a native call, so the thread reads as RUNNABLE; seen by its stack).
+     */
+    private static boolean blockedInWait(final Thread thread) {
+        final Thread.State state = thread.getState();
+        if (state == Thread.State.TIMED_WAITING || state == Thread.State.WAITING) {
+            return true;
+        }
+        for (final StackTraceElement frame : thread.getStackTrace()) {
+            if (frame.getClassName().equals("io.jdet.internal.link.SocketWait")
+                && frame.getMethodName().equals("poll")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     @Test
     void shouldWakeABlockedEventWaiterWhenADatagramArrives() {
         try (Det det = Det.open()) {
@@ -73,12 +91,13 @@ class UdpLinkTest {
             qpB.modify(new QpModify().connect(nicA.address(), qpA.number(), qpA.query().localPsn()));
             qpB.recv(1, new io.jdet.DataSegment[0], 0);
             cqB.arm(io.jdet.CqArm.NEXT_SIGNALED, 0);
-            // Nobody polls B: its progress thread, blocked in ppoll, must take the frame and fire the event. The
-            // send waits until this thread is parked in waitOn, so the frame arrives while it is blocked.
+            // Nobody polls B: this thread, blocked in waitOn, sleeps in ppoll on B's socket itself (B's link
+            // waiter), and must take the frame and fire the event when it arrives. The send waits until this thread
+            // is blocked there, so the frame arrives while it is.
             final Thread waiter = Thread.currentThread();
             final CompletableFuture<Void> sent = CompletableFuture.runAsync(() -> {
                 final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-                while (waiter.getState() != Thread.State.TIMED_WAITING) {
+                while (!blockedInWait(waiter)) {
                     if (System.nanoTime() - deadline > 0) {
                         throw new IllegalStateException("the event waiter never blocked");
                     }

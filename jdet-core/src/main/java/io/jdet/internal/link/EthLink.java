@@ -12,8 +12,6 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * The raw Ethernet link: NIC {@code eth:<interface>} sends jdet frames straight in Ethernet frames of the
@@ -26,9 +24,11 @@ import java.util.concurrent.locks.LockSupport;
  * jdet header, payload) in the link's own memory, never handing the kernel the address of registered memory, and
  * {@link #flush} hands every staged frame to one {@code sendmmsg}; the engine lock ({@link LinkLock}) flushes when
  * its holder lets go, and a full batch flushes at once. Receive takes up to {@value #RX_BATCH} frames per
- * {@code recvmmsg}; each is hostile until {@link EthFrame#check} and the CRC passed. The progress thread's
- * {@link #await} busy-polls the socket for {@link Configuration#ethSpinUs}, then blocks in {@code ppoll} on it and
- * an eventfd that {@link #wakeup} writes. The kernel's {@code PACKET_STATISTICS} (frames it received and dropped
+ * {@code recvmmsg}; each is hostile until {@link EthFrame#check} and the CRC passed. Both calls go through
+ * handles that do not capture errno (a capturing call allocates when the JIT does not inline it); a send that fails
+ * is repeated with capture to learn why. A waiter's {@link #await} (the progress thread, or an application thread
+ * waiting for an event) busy-polls the socket for {@link Configuration#ethSpinUs}, then blocks in {@code ppoll} on it
+ * and the waiter's own eventfd, which {@link #wakeup} writes ({@link SocketWait}). The kernel's {@code PACKET_STATISTICS} (frames it received and dropped
  * because the socket buffer was full) are added to the link's counters.
  *
  * <p>One NIC per interface and EtherType in a network namespace: two would each receive the other's frames. An
@@ -46,20 +46,18 @@ public final class EthLink implements Link {
     private static final int MIN_MTU = 576;
     /** Receive buffer: 1024 frames of the kernel's per-frame charge at least, 8 MiB at least. */
     private static final int MIN_SOCKET_BUFFER = 8 << 20;
-    private static final long CLOSE_WAIT_NS = TimeUnit.SECONDS.toNanos(5);
     private static final int LINUX_EAGAIN = 11;
     private static final int LINUX_EINTR = 4;
     private static final int LINUX_ENOBUFS = 105;
 
     private final Arena arena = Arena.ofShared();
     private final int fd;
-    private final int eventFd;
+    private final SocketWait wait;
     private final int claimFd;
     private final EthAddress local;
     private final String address;
     private final int mtu;
     private final int etherType;
-    private final long spinNs;
     private final int slotSize;
 
     private final MemorySegment[] txSlots = new MemorySegment[TX_BATCH];
@@ -74,20 +72,12 @@ public final class EthLink implements Link {
     private final MemorySegment[] rxFrames = new MemorySegment[RX_BATCH];
     private final ByteBuffer[] rxViews = new ByteBuffer[RX_BATCH];
     private final MemorySegment rxMsgs;
-    private final MemorySegment rxErrno;
     private final FrameCrc rxCrc = new FrameCrc();
 
-    private final MemorySegment pollFds;
-    private final MemorySegment spinTimeout;
-    private final MemorySegment pollTimeout;
-    private final MemorySegment pollErrno;
-    private final MemorySegment pollDrain;
-    private final MemorySegment wakeValue;
     private final MemorySegment stats;
     private final MemorySegment statsLength;
     private final MemorySegment statsErrno;
     private volatile boolean closed;
-    private final AtomicInteger unlockedCalls = new AtomicInteger();
 
     private long rxShort;
     private long rxForeign;
@@ -116,9 +106,8 @@ public final class EthLink implements Link {
         }
         final String ifName = EthAddress.parseNicName(nicName);
         this.etherType = configuration.ethEtherType();
-        this.spinNs = TimeUnit.MICROSECONDS.toNanos(configuration.ethSpinUs());
         int socket = -1;
-        int wake = -1;
+        SocketWait waits = null;
         int claim = -1;
         try {
             final MemorySegment errno = Posix.newErrnoState(arena);
@@ -135,19 +124,20 @@ public final class EthLink implements Link {
             }
             claim = claim(nicName, nif.index(), errno);
             bind(socket, nif.index(), errno, nicName);
-            wake = (int) Posix.EVENTFD.invokeExact(errno, 0, Posix.EFD_NONBLOCK | Posix.EFD_CLOEXEC);
-            if (wake < 0) {
-                throw new DetException(Errno.ENODEV, "eventfd failed: errno " + Posix.errno(errno));
-            }
+            waits = new SocketWait(arena, "Ethernet link",
+                TimeUnit.MICROSECONDS.toNanos(configuration.ethSpinUs()));
         } catch (final Throwable t) {
-            Descriptors.close(wake);
+            if (waits != null) {
+                waits.close();
+            }
             Descriptors.close(claim);
             Descriptors.close(socket);
             arena.close();
             throw t instanceof DetException e ? e : new DetException(Errno.ENODEV, "cannot open " + nicName + ": " + t);
         }
         this.fd = socket;
-        this.eventFd = wake;
+        this.wait = waits;
+        waits.watch(socket);
         this.claimFd = claim;
         this.address = local.toString();
         this.slotSize = (EthFrame.HEADER + mtu + 63) & ~63;
@@ -155,20 +145,13 @@ public final class EthLink implements Link {
         this.txIovs = arena.allocate((long) Posix.IOVEC_SIZE * TX_BATCH, 8);
         this.txErrno = Posix.newErrnoState(arena);
         this.rxMsgs = arena.allocate((long) Posix.MMSGHDR_SIZE * RX_BATCH, 8);
-        this.rxErrno = Posix.newErrnoState(arena);
-        this.pollFds = arena.allocate(2L * Posix.POLLFD_SIZE, 8);
-        this.spinTimeout = arena.allocate(Posix.TIMESPEC_SIZE, 8);
-        this.pollTimeout = arena.allocate(Posix.TIMESPEC_SIZE, 8);
-        this.pollErrno = Posix.newErrnoState(arena);
-        this.pollDrain = arena.allocate(8, 8);
-        this.wakeValue = arena.allocate(8, 8);
         this.stats = arena.allocate(PacketCalls.TPACKET_STATS_SIZE, 8);
         this.statsLength = arena.allocate(ValueLayout.JAVA_INT);
         this.statsErrno = Posix.newErrnoState(arena);
         prepareBuffers();
     }
 
-    /** Lays out the staging slots, the message headers that point at them, and the poll set. */
+    /** Lays out the staging slots and the message headers that point at them. */
     private void prepareBuffers() {
         final MemorySegment tx = arena.allocate((long) slotSize * TX_BATCH, 64);
         for (int i = 0; i < TX_BATCH; i++) {
@@ -192,11 +175,6 @@ public final class EthLink implements Link {
             rxMsgs.set(ValueLayout.ADDRESS, (long) i * Posix.MMSGHDR_SIZE + Posix.MSG_IOV, iov);
             rxMsgs.set(ValueLayout.JAVA_LONG, (long) i * Posix.MMSGHDR_SIZE + Posix.MSG_IOVLEN, 1L);
         }
-        wakeValue.set(ValueLayout.JAVA_LONG, 0, 1L);
-        pollFds.set(ValueLayout.JAVA_INT, 0, fd);
-        pollFds.set(ValueLayout.JAVA_SHORT, 4, Posix.POLLIN);
-        pollFds.set(ValueLayout.JAVA_INT, Posix.POLLFD_SIZE, eventFd);
-        pollFds.set(ValueLayout.JAVA_SHORT, Posix.POLLFD_SIZE + 4, Posix.POLLIN);
     }
 
     /** Claims the interface and EtherType for this NIC in this network namespace (see the class comment). */
@@ -227,15 +205,7 @@ public final class EthLink implements Link {
         final MemorySegment value = arena.allocate(ValueLayout.JAVA_INT);
         // The kernel charges a frame its buffer's true size (a power of two above MTU plus overhead).
         final int buffer = Math.max(MIN_SOCKET_BUFFER, 1024 * Integer.highestOneBit((mtu + 1023) * 2));
-        for (final int[] option : new int[][] {{Posix.SO_RCVBUFFORCE, Posix.SO_RCVBUF},
-            {Posix.SO_SNDBUFFORCE, Posix.SO_SNDBUF}}) {
-            value.set(ValueLayout.JAVA_INT, 0, buffer);
-            // The forcing variant needs CAP_NET_ADMIN; without it the plain one is capped at net.core.*mem_max.
-            if ((int) Posix.SETSOCKOPT.invokeExact(errno, socket, Posix.SOL_SOCKET, option[0], value, 4) != 0) {
-                final int ignored = (int) Posix.SETSOCKOPT.invokeExact(errno, socket, Posix.SOL_SOCKET, option[1],
-                    value, 4);
-            }
-        }
+        Posix.sizeBuffers(socket, buffer, value, errno);
         value.set(ValueLayout.JAVA_INT, 0, 1);
         // Linux 4.20+: the socket does not see its own frames on their way out; older kernels refuse, and the
         // receive path drops them by source MAC anyway.
@@ -319,9 +289,12 @@ public final class EthLink implements Link {
     public void flush() {
         int sent = 0;
         while (sent < staged && !closed) {
-            final int n;
+            int n;
             try {
-                n = (int) PacketCalls.SENDMMSG.invokeExact(txErrno, fd, txMsgsFrom[sent], staged - sent, 0);
+                n = (int) Posix.SENDMMSG_UNCAPTURED.invokeExact(fd, txMsgsFrom[sent], staged - sent, 0);
+                if (n <= 0) { // the first frame did not leave: again with errno captured, to learn why
+                    n = (int) PacketCalls.SENDMMSG.invokeExact(txErrno, fd, txMsgsFrom[sent], staged - sent, 0);
+                }
             } catch (final Throwable t) {
                 throw new IllegalStateException(t);
             }
@@ -358,12 +331,12 @@ public final class EthLink implements Link {
     @Override
     public int receive(final FrameHandler handler, final int max) {
         final int batch = Math.min(max, RX_BATCH);
-        int got;
+        final int got;
         try {
-            do {
-                got = (int) Posix.RECVMMSG.invokeExact(rxErrno, fd, rxMsgs, batch, Posix.MSG_DONTWAIT,
-                    MemorySegment.NULL);
-            } while (got < 0 && Posix.errno(rxErrno) == LINUX_EINTR);
+            // errno is not captured (see Posix.RECVMMSG_UNCAPTURED): EAGAIN, EINTR or another error all mean nothing
+            // was taken, and the next poll tries again
+            got = (int) Posix.RECVMMSG_UNCAPTURED.invokeExact(fd, rxMsgs, batch, Posix.MSG_DONTWAIT,
+                MemorySegment.NULL);
         } catch (final Throwable t) {
             throw new IllegalStateException(t);
         }
@@ -398,68 +371,13 @@ public final class EthLink implements Link {
     }
 
     @Override
-    public void await(final long timeoutNs) {
-        unlockedCalls.incrementAndGet(); // before the closed check, which close() makes after setting closed
-        try {
-            if (!closed && !spin(Math.min(spinNs, Math.max(0, timeoutNs)))) {
-                poll(2L, timeoutNs);
-            }
-        } finally {
-            unlockedCalls.decrementAndGet();
-        }
-    }
-
-    /** Busy-polls the socket (a zero-timeout {@code ppoll}) for a while; true once a frame waits. */
-    private boolean spin(final long ns) {
-        if (ns <= 0) {
-            return false;
-        }
-        final long deadline = System.nanoTime() + ns;
-        do {
-            if (poll(1L, 0) > 0) {
-                return true;
-            }
-            Thread.onSpinWait();
-        } while (System.nanoTime() - deadline < 0 && !closed);
-        return false;
-    }
-
-    private int poll(final long fds, final long timeoutNs) {
-        final long ns = Math.max(0, timeoutNs);
-        final MemorySegment timeout = ns == 0 ? spinTimeout : pollTimeout;
-        timeout.set(ValueLayout.JAVA_LONG, 0, ns / 1_000_000_000L);
-        timeout.set(ValueLayout.JAVA_LONG, 8, ns % 1_000_000_000L);
-        pollFds.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
-        pollFds.set(ValueLayout.JAVA_SHORT, Posix.POLLFD_SIZE + 6, (short) 0);
-        try {
-            final int ready = (int) Posix.PPOLL.invokeExact(pollErrno, pollFds, fds, timeout, MemorySegment.NULL);
-            if (ready > 0 && fds > 1 && pollFds.get(ValueLayout.JAVA_SHORT, Posix.POLLFD_SIZE + 6) != 0) {
-                final long ignored = (long) Posix.READ.invokeExact(eventFd, pollDrain, 8L);
-            }
-            return ready;
-        } catch (final Throwable t) {
-            throw new IllegalStateException(t);
-        }
+    public void await(final int waiter, final long timeoutNs) {
+        wait.await(waiter, timeoutNs);
     }
 
     @Override
-    public void wakeup() {
-        unlockedCalls.incrementAndGet(); // as in await: close() waits for this call to end
-        try {
-            if (!closed) {
-                writeWake();
-            }
-        } finally {
-            unlockedCalls.decrementAndGet();
-        }
-    }
-
-    private void writeWake() {
-        try {
-            final long ignored = (long) Posix.WRITE.invokeExact(eventFd, wakeValue, 8L);
-        } catch (final Throwable t) {
-            throw new IllegalStateException(t);
-        }
+    public void wakeup(final int waiter) {
+        wait.wakeup(waiter);
     }
 
     /**
@@ -499,7 +417,7 @@ public final class EthLink implements Link {
 
     /** @return the threads inside {@link #await} or {@link #wakeup} now, for tests */
     int unlockedCalls() {
-        return unlockedCalls.get();
+        return wait.unlockedCalls();
     }
 
     /**
@@ -517,18 +435,9 @@ public final class EthLink implements Link {
         }
         flush();
         closed = true;
-        writeWake();
-        final long deadline = System.nanoTime() + CLOSE_WAIT_NS;
-        while (unlockedCalls.get() > 0) {
-            if (System.nanoTime() - deadline > 0) {
-                throw new IllegalStateException("a thread stayed in the Ethernet link's await or wakeup for 5 s; "
-                    + "its socket and memory are left open");
-            }
-            LockSupport.parkNanos(10_000);
-        }
+        wait.close(); // throws, leaving the socket and memory open, if a waiter stays inside
         Descriptors.close(fd);
         Descriptors.close(claimFd);
-        Descriptors.close(eventFd);
         arena.close();
     }
 

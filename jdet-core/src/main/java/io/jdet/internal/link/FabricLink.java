@@ -122,13 +122,13 @@ public final class FabricLink implements Link {
     }
 
     @Override
-    public void await(final long timeoutNs) {
-        ring.await(timeoutNs);
+    public void await(final int waiter, final long timeoutNs) {
+        ring.await(waiter, timeoutNs);
     }
 
     @Override
-    public void wakeup() {
-        ring.wakeup();
+    public void wakeup(final int waiter) {
+        ring.wakeup(waiter);
     }
 
     @Override

@@ -74,13 +74,13 @@ public abstract class ForwardingLink implements Link {
     }
 
     @Override
-    public void await(final long timeoutNs) {
-        inner.await(timeoutNs);
+    public void await(final int waiter, final long timeoutNs) {
+        inner.await(waiter, timeoutNs);
     }
 
     @Override
-    public void wakeup() {
-        inner.wakeup();
+    public void wakeup(final int waiter) {
+        inner.wakeup(waiter);
     }
 
     @Override

@@ -5,8 +5,12 @@ import io.jdet.internal.wire.FrameGather;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -18,8 +22,22 @@ import java.util.concurrent.locks.LockSupport;
  * <p>A claimed slot is always published: if copying the frame in fails (the sender's memory was closed under it),
  * the slot is published as aborted, and the consumer counts and skips it, so one failed sender cannot stall the
  * ring for every other peer.
+ *
+ * <p>Two threads may wait for frames at once ({@link #await}): the NIC's progress thread and an application thread
+ * waiting for an event ({@link Link#PROGRESS}, {@link Link#APPLICATION}); a producer unparks both after it
+ * publishes. A {@link #wakeup(int)} is remembered until that waiter's next await, as an eventfd remembers it.
  */
 final class FrameRing implements AutoCloseable {
+    private static final VarHandle HEAD;
+
+    static {
+        try {
+            HEAD = MethodHandles.lookup().findVarHandle(FrameRing.class, "head", long.class);
+        } catch (final ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     /** Index in {@link #drain}'s drop counts of frames whose CRC was wrong. */
     static final int BAD_CRC = 0;
     /** Index in {@link #drain}'s drop counts of slots whose copy failed. */
@@ -38,10 +56,15 @@ final class FrameRing implements AutoCloseable {
     /** Slot i is free for producer index t when sequence == t, full for consumer index h when sequence == h+1. */
     private final AtomicLongArray sequence;
     private final AtomicLong tail = new AtomicLong();
-    /** Consumer index; only the consumer (holder of the NIC lock) touches it. */
+    /**
+     * Consumer index; only the consumer (holder of the NIC lock) writes it, with release stores, so that a waiter
+     * (no lock) reads a recent one with {@link #HEAD}'s acquire load.
+     */
     private long head;
-    /** The thread parked in {@link #await}, or null; producers unpark it after publishing. */
-    private volatile Thread waiter;
+    /** Per waiter, the thread parked in {@link #await}, or null; producers unpark them after publishing. */
+    private final AtomicReferenceArray<Thread> waiters = new AtomicReferenceArray<>(2);
+    /** Per waiter, 1 if {@link #wakeup(int)} was called since its last {@link #await}. */
+    private final AtomicIntegerArray woken = new AtomicIntegerArray(2);
 
     /**
      * Creates a ring in one direct buffer.
@@ -127,9 +150,11 @@ final class FrameRing implements AutoCloseable {
             lengths[i] = published;
             peers[i] = peer;
             sealed[i] = crc;
-            sequence.lazySet(i, t + 1); // release: publishes the slot contents (or its abort) to the consumer
+            // volatile, not only a release: publishes the slot contents (or its abort) to the consumer, and orders the
+            // publication before the read of the waiters below (a waiter registers, then looks at the ring)
+            sequence.set(i, t + 1);
         }
-        wakeup();
+        unparkWaiters();
         return true;
     }
 
@@ -157,37 +182,63 @@ final class FrameRing implements AutoCloseable {
                 }
             } finally {
                 sequence.lazySet(i, head + mask + 1); // release: the slot may be reused by producers
-                head++;
+                HEAD.setRelease(this, head + 1);
             }
             n++;
         }
         return n;
     }
 
+    /** @return whether no published frame waits at the head (any thread) */
     boolean isEmpty() {
-        return sequence.get((int) (head & mask)) != head + 1;
+        final long h = (long) HEAD.getAcquire(this);
+        return sequence.get((int) (h & mask)) != h + 1;
     }
 
-    void await(final long timeoutNs) {
-        waiter = Thread.currentThread();
+    /**
+     * Parks a waiter until a frame is published, it is woken, or the time runs out; returns at once if a frame waits
+     * or it was woken since its last await.
+     *
+     * @param waiter    {@link Link#PROGRESS} or {@link Link#APPLICATION}, each one thread at a time
+     * @param timeoutNs the longest wait
+     */
+    void await(final int waiter, final long timeoutNs) {
+        waiters.set(waiter, Thread.currentThread()); // volatile: before the looks below, as producers publish first
         try {
-            if (isEmpty()) {
+            if (woken.getAndSet(waiter, 0) == 0 && isEmpty()) {
                 LockSupport.parkNanos(this, timeoutNs);
             }
         } finally {
-            waiter = null;
+            waiters.set(waiter, null);
+            woken.set(waiter, 0); // the caller looks at its condition now: what the wakeup announced is seen
         }
     }
 
-    void wakeup() {
-        final Thread w = waiter;
+    /**
+     * Ends a waiter's {@link #await}, or makes its next one return at once. Any thread.
+     *
+     * @param waiter {@link Link#PROGRESS} or {@link Link#APPLICATION}
+     */
+    void wakeup(final int waiter) {
+        woken.set(waiter, 1);
+        final Thread w = waiters.get(waiter);
         if (w != null) {
             LockSupport.unpark(w);
         }
     }
 
+    private void unparkWaiters() {
+        for (int w = 0; w < 2; w++) {
+            final Thread t = waiters.get(w);
+            if (t != null) {
+                LockSupport.unpark(t);
+            }
+        }
+    }
+
     @Override
     public void close() {
-        waiter = null;
+        waiters.set(Link.PROGRESS, null);
+        waiters.set(Link.APPLICATION, null);
     }
 }

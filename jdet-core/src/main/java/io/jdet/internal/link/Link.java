@@ -10,10 +10,18 @@ import java.lang.foreign.MemorySegment;
  * and drops corrupted frames; it does not retransmit, order or deduplicate: the engine's protocol does that.
  *
  * <p>Threading: {@link #send} and {@link #receive} are called by the holder of the NIC's engine lock only, so a
- * link needs no lock of its own for them; {@link #await} is called by the NIC's progress thread without the lock,
- * and {@link #wakeup} from any thread.
+ * link needs no lock of its own for them. {@link #await} is called without the lock by two waiters, each at most
+ * one thread at a time but both at once: the NIC's progress thread ({@link #PROGRESS}) and the application thread
+ * that waits for an event and runs the engine itself when a frame arrives ({@link #APPLICATION}, see
+ * {@code NicImpl}'s link waiter). {@link #wakeup} is called from any thread.
  */
 public interface Link extends AutoCloseable {
+
+    /** The waiter of {@link #await} and {@link #wakeup} that is the NIC's progress thread. */
+    int PROGRESS = 0;
+
+    /** The waiter of {@link #await} and {@link #wakeup} that is an application thread blocked on an event. */
+    int APPLICATION = 1;
 
     /**
      * The address peers use to reach this link, as accepted by their {@link #resolve}.
@@ -102,14 +110,39 @@ public interface Link extends AutoCloseable {
     }
 
     /**
-     * Blocks until a frame may have arrived, {@link #wakeup} is called, or the time runs out.
+     * Blocks the progress thread until a frame may have arrived, it is woken, or the time runs out: {@code
+     * await(PROGRESS, timeoutNs)}.
      *
      * @param timeoutNs the longest wait
      */
-    void await(long timeoutNs);
+    default void await(final long timeoutNs) {
+        await(PROGRESS, timeoutNs);
+    }
 
-    /** Ends an {@link #await} early. */
-    void wakeup();
+    /**
+     * Blocks a waiter until a frame may have arrived, {@link #wakeup(int)} wakes it, or the time runs out. Returns
+     * at once if it was woken since its last await (a wakeup is remembered, as an eventfd counter remembers it, so
+     * that one which comes between the caller's last look at its condition and this call is not lost). Spurious
+     * returns are allowed: the caller looks at its condition again. Raises nothing on a closed link (it returns).
+     *
+     * @param waiter    {@link #PROGRESS} or {@link #APPLICATION}
+     * @param timeoutNs the longest wait
+     */
+    void await(int waiter, long timeoutNs);
+
+    /** Ends the {@link #await} of both waiters early (the NIC closes). */
+    default void wakeup() {
+        wakeup(PROGRESS);
+        wakeup(APPLICATION);
+    }
+
+    /**
+     * Ends one waiter's {@link #await} early, or makes its next one return at once. Any thread; raises nothing on
+     * a closed link.
+     *
+     * @param waiter {@link #PROGRESS} or {@link #APPLICATION}
+     */
+    void wakeup(int waiter);
 
     /**
      * Counts of what the link dropped, by cause, added into the engine's counters.

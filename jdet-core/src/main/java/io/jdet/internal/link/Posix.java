@@ -106,6 +106,11 @@ final class Posix {
         FunctionDescriptor.of(INT, INT, PTR, INT, INT, PTR), Linker.Option.critical(false));
     /** {@code int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout, const sigset_t *mask)}. */
     static final MethodHandle PPOLL = bind("ppoll", FunctionDescriptor.of(INT, PTR, LONG, PTR, PTR), ERRNO);
+    /**
+     * {@code ppoll} without errno capture, for the waits of the data path (see {@link #SENDMSG_UNCAPTURED}): a
+     * failed wait (EINTR, say) is treated as a spurious return, and the caller looks again.
+     */
+    static final MethodHandle PPOLL_UNCAPTURED = bind("ppoll", FunctionDescriptor.of(INT, PTR, LONG, PTR, PTR));
     /** {@code int eventfd(unsigned int initial, int flags)}. */
     static final MethodHandle EVENTFD = bind("eventfd", FunctionDescriptor.of(INT, INT, INT), ERRNO);
     /** {@code ssize_t write(int fd, const void *buf, size_t n)}. */
@@ -133,6 +138,26 @@ final class Posix {
         final MemorySegment symbol = LIBC.find(name).orElseThrow(
             () -> new UnsatisfiedLinkError("libc has no " + name));
         return LINKER.downcallHandle(symbol, descriptor, options);
+    }
+
+    /**
+     * Asks for socket buffers of a size, both ways: the forcing option first (it needs CAP_NET_ADMIN), else the
+     * plain one, which the kernel caps at {@code net.core.*mem_max}. What the kernel refuses is left as it is.
+     *
+     * @param socket the socket
+     * @param bytes  the size wanted
+     * @param value  four bytes of scratch memory
+     * @param errno  an errno state for the calls
+     * @throws Throwable as a downcall may
+     */
+    static void sizeBuffers(final int socket, final int bytes, final MemorySegment value, final MemorySegment errno)
+        throws Throwable {
+        value.set(INT, 0, bytes);
+        for (final int[] option : new int[][] {{SO_RCVBUFFORCE, SO_RCVBUF}, {SO_SNDBUFFORCE, SO_SNDBUF}}) {
+            if ((int) SETSOCKOPT.invokeExact(errno, socket, SOL_SOCKET, option[0], value, 4) != 0) {
+                final int ignored = (int) SETSOCKOPT.invokeExact(errno, socket, SOL_SOCKET, option[1], value, 4);
+            }
+        }
     }
 
     /** Whether this platform has the calls and layouts above (64-bit Linux). */

@@ -310,17 +310,17 @@ public final class ShmLink implements Link {
     }
 
     @Override
-    public void await(final long timeoutNs) {
+    public void await(final int waiter, final long timeoutNs) {
         if (!closed) {
-            ring.await(timeoutNs, spinNs);
+            ring.await(waiter, timeoutNs, spinNs);
         }
     }
 
     @Override
-    public void wakeup() {
+    public void wakeup(final int waiter) {
         if (!closed) {
             try {
-                ring.wakeup();
+                ring.wakeup(waiter);
             } catch (final IllegalStateException unmappedMeanwhile) {
                 // closed while waking: nobody is left to wake
             }

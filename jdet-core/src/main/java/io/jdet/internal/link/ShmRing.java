@@ -78,7 +78,11 @@ final class ShmRing implements AutoCloseable {
     private final MemorySegment[] frames;
     /** Owner only: byte buffers over the frames, made when a CRC must be checked. */
     private final ByteBuffer[] views;
-    private final MemorySegment timespec;
+    /** Owner only: each waiter's futex timeout ({@link Link#PROGRESS}, {@link Link#APPLICATION}). */
+    private final MemorySegment[] timespecs;
+    /** Owner only: per waiter, 1 if {@link #wakeup(int)} was called since its last {@link #await}. */
+    private final java.util.concurrent.atomic.AtomicIntegerArray woken =
+        new java.util.concurrent.atomic.AtomicIntegerArray(2);
     /** The owner's next ticket; written by the drainer (engine lock holder), read by the sleeper. */
     private long head;
     private long stallTicket = -1;
@@ -107,11 +111,11 @@ final class ShmRing implements AutoCloseable {
             for (int i = 0; i <= mask; i++) {
                 frames[i] = memory.asSlice(slotOffset(i, mask, slotSize) + SLOT_FRAME_OFFSET, mtu);
             }
-            timespec = arena.allocate(16, 8);
+            timespecs = new MemorySegment[] {arena.allocate(16, 8), arena.allocate(16, 8)};
         } else {
             frames = null;
             views = null;
-            timespec = null;
+            timespecs = null;
         }
     }
 
@@ -409,31 +413,40 @@ final class ShmRing implements AutoCloseable {
     }
 
     /**
-     * Waits for a frame: spins, then sleeps on the futex word. Owner only.
+     * Waits for a frame: spins, then sleeps on the futex word. Owner only; the two waiters ({@link Link#PROGRESS},
+     * {@link Link#APPLICATION}) may wait at once. Returns at once if the waiter was woken since its last await.
      *
+     * @param waiter    which waiter
      * @param timeoutNs the longest wait
      * @param spinNs    how long to spin before sleeping
      */
-    void await(final long timeoutNs, final long spinNs) {
-        final long start = System.nanoTime();
-        final long spinUntil = start + Math.min(spinNs, timeoutNs);
-        while (isEmpty()) {
-            if (System.nanoTime() - spinUntil >= 0) {
-                sleep(timeoutNs - (System.nanoTime() - start));
-                return;
+    void await(final int waiter, final long timeoutNs, final long spinNs) {
+        try {
+            final long start = System.nanoTime();
+            final long spinUntil = start + Math.min(spinNs, timeoutNs);
+            while (isEmpty() && woken.get(waiter) == 0) {
+                if (System.nanoTime() - spinUntil >= 0) {
+                    sleep(waiter, timeoutNs - (System.nanoTime() - start));
+                    return;
+                }
+                Thread.onSpinWait();
             }
-            Thread.onSpinWait();
+        } finally {
+            woken.set(waiter, 0); // the caller looks at its condition now: what the wakeup announced is seen
         }
     }
 
-    private void sleep(final long ns) {
+    private void sleep(final int waiter, final long ns) {
         if (ns <= 0) {
             return;
         }
+        // The word first, then the count, then the looks: a wakeup or frame after the looks bumps the word, and
+        // the futex wait returns at once.
         final int word = (int) INT.getVolatile(memory, (long) FUTEX_OFFSET);
         INT.getAndAdd(memory, (long) WAITERS_OFFSET, 1); // volatile: orders the count before the re-check below
         try {
-            if (isEmpty() && !closedByOwner()) {
+            if (woken.get(waiter) == 0 && isEmpty() && !closedByOwner()) {
+                final MemorySegment timespec = timespecs[waiter];
                 timespec.set(ValueLayout.JAVA_LONG, 0, ns / 1_000_000_000L);
                 timespec.set(ValueLayout.JAVA_LONG, 8, ns % 1_000_000_000L);
                 Futex.await(memory.address() + FUTEX_OFFSET, word, timespec.address());
@@ -443,8 +456,19 @@ final class ShmRing implements AutoCloseable {
         }
     }
 
-    /** Ends a sleep early (any thread): bumps the futex word, and wakes if anyone sleeps. */
-    void wakeup() {
+    /**
+     * Ends a waiter's sleep early, or makes its next await return at once (any thread of the owner's process):
+     * bumps the futex word, and wakes if anyone sleeps.
+     *
+     * @param waiter which waiter
+     */
+    void wakeup(final int waiter) {
+        woken.set(waiter, 1);
+        wakeAll();
+    }
+
+    /** Bumps the futex word and wakes every sleeper (the ring closes). */
+    private void wakeAll() {
         INT.getAndAdd(memory, (long) FUTEX_OFFSET, 1);
         if ((int) INT.getVolatile(memory, (long) WAITERS_OFFSET) != 0) {
             Futex.wake(memory.address() + FUTEX_OFFSET, Integer.MAX_VALUE);
@@ -468,7 +492,7 @@ final class ShmRing implements AutoCloseable {
     public void close() {
         if (owner) {
             INT.setRelease(memory, (long) STATE_OFFSET, STATE_CLOSED); // release: pairs with closedByOwner
-            wakeup();
+            wakeAll();
             try {
                 Files.deleteIfExists(file);
             } catch (final IOException e) {

@@ -10,9 +10,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * The UDP link: one non-blocking IPv4 datagram socket per NIC, driven through {@link Posix} calls.
@@ -32,8 +29,9 @@ import java.util.concurrent.locks.LockSupport;
  * each datagram into its frames by their payload-length fields, checking every length against what is left of the
  * datagram before it reads further, and checks each frame's CRC on its own.
  *
- * <p>{@link #await} blocks in {@code ppoll} on the socket and an eventfd that {@link #wakeup} writes, so a blocked
- * progress thread burns no core and wakes when a datagram arrives.
+ * <p>{@link #await} blocks in {@code ppoll} on the socket and the waiter's own eventfd, which {@link #wakeup}
+ * writes ({@link SocketWait}), so a blocked waiter (the progress thread, or an application thread waiting for an
+ * event) burns no core and wakes when a datagram arrives.
  *
  * <p>{@link #close} waits for the threads inside {@link #await} and {@link #wakeup} (it wakes the former) before it
  * frees their memory and descriptors, so neither can touch a descriptor number the process has reused since.
@@ -51,12 +49,9 @@ public final class UdpLink implements Link {
     private static final int PAYLOAD_LENGTH_OFFSET = 6;
     private static final ValueLayout.OfShort LE_SHORT = ValueLayout.JAVA_SHORT_UNALIGNED
         .withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
-    /** The longest {@link #close} waits for a thread to leave {@link #await} or {@link #wakeup}. */
-    private static final long CLOSE_WAIT_NS = TimeUnit.SECONDS.toNanos(5);
-
     private final Arena arena = Arena.ofShared();
     private final int fd;
-    private final int eventFd;
+    private final SocketWait wait;
     private final int localIp;
     private final int localPort;
     private final int mtu;
@@ -96,14 +91,7 @@ public final class UdpLink implements Link {
     private final MemorySegment rxFrame;
     private final ByteBuffer rxFrameView;
 
-    private final MemorySegment pollFds;
-    private final MemorySegment pollTimeout;
-    private final MemorySegment pollErrno;
-    private final MemorySegment pollDrain;
-    private final MemorySegment wakeValue;
     private volatile boolean closed;
-    /** Threads inside {@link #await} or {@link #wakeup}, which use the descriptors without the engine lock. */
-    private final AtomicInteger unlockedCalls = new AtomicInteger();
 
     private long badCrc;
     private long truncated;
@@ -137,7 +125,7 @@ public final class UdpLink implements Link {
         final UdpAddress bindTo = UdpAddress.parseNicName(nicName);
         this.mtu = bindTo.frameLimit();
         int socket = -1;
-        int wake = -1;
+        SocketWait waits = null;
         try {
             this.txMsg = arena.allocate(Posix.MSGHDR_SIZE, 8);
             this.txIov = arena.allocate(Posix.IOVEC_SIZE, 8);
@@ -152,11 +140,6 @@ public final class UdpLink implements Link {
             this.rxFrameView = rxFrame.asByteBuffer();
             this.rxMsgs = arena.allocate((long) Posix.MMSGHDR_SIZE * RX_BATCH, 8);
             this.rxNames = arena.allocate((long) Posix.SOCKADDR_IN_SIZE * RX_BATCH, 8);
-            this.pollFds = arena.allocate(2L * Posix.POLLFD_SIZE, 8);
-            this.pollTimeout = arena.allocate(Posix.TIMESPEC_SIZE, 8);
-            this.pollErrno = Posix.newErrnoState(arena);
-            this.pollDrain = arena.allocate(8, 8);
-            this.wakeValue = arena.allocate(8, 8);
             prepareBuffers();
             final MemorySegment errno = Posix.newErrnoState(arena);
             socket = (int) Posix.SOCKET.invokeExact(errno, Posix.AF_INET,
@@ -164,28 +147,24 @@ public final class UdpLink implements Link {
             if (socket < 0) {
                 throw failure("socket", errno);
             }
-            wake = (int) Posix.EVENTFD.invokeExact(errno, 0, Posix.EFD_NONBLOCK | Posix.EFD_CLOEXEC);
-            if (wake < 0) {
-                throw failure("eventfd", errno);
-            }
+            waits = new SocketWait(arena, "UDP link", 0);
             beforeBind.run();
             final int[] bound = bind(socket, bindTo, errno);
             this.localIp = bound[0];
             this.localPort = bound[1];
         } catch (final Throwable t) {
             // Whatever failed, close what was opened: a failed open must not cost the process descriptors.
-            closeDescriptor(wake);
-            closeDescriptor(socket);
+            if (waits != null) {
+                waits.close();
+            }
+            Descriptors.close(socket);
             arena.close();
             throw t instanceof DetException e ? e : new DetException(Errno.ENODEV, "cannot open a UDP socket: " + t);
         }
         this.fd = socket;
-        this.eventFd = wake;
+        this.wait = waits;
+        waits.watch(socket);
         this.address = "udp:" + UdpAddress.format(localIp) + ":" + localPort;
-        pollFds.set(ValueLayout.JAVA_INT, 0, fd);
-        pollFds.set(ValueLayout.JAVA_SHORT, 4, Posix.POLLIN);
-        pollFds.set(ValueLayout.JAVA_INT, Posix.POLLFD_SIZE, eventFd);
-        pollFds.set(ValueLayout.JAVA_SHORT, Posix.POLLFD_SIZE + 4, Posix.POLLIN);
     }
 
     /** Points the receive headers at their buffers and names, and the transmit header at its name and iovecs. */
@@ -216,7 +195,6 @@ public final class UdpLink implements Link {
             txMsgs.set(ValueLayout.JAVA_LONG, msg + Posix.MSG_IOVLEN, 1L);
             txMsgFrom[k] = txMsgs.asSlice(msg);
         }
-        wakeValue.set(ValueLayout.JAVA_LONG, 0, 1L);
         txMsg.set(ValueLayout.ADDRESS, Posix.MSG_NAME, txName);
         txMsg.set(ValueLayout.JAVA_INT, Posix.MSG_NAMELEN, Posix.SOCKADDR_IN_SIZE);
         txMsg.set(ValueLayout.ADDRESS, Posix.MSG_IOV, txIov);
@@ -224,15 +202,7 @@ public final class UdpLink implements Link {
 
     private int[] bind(final int socket, final UdpAddress bindTo, final MemorySegment errno) throws Throwable {
         final MemorySegment value = arena.allocate(ValueLayout.JAVA_INT);
-        for (final int[] option : new int[][] {{Posix.SO_RCVBUFFORCE, Posix.SO_RCVBUF},
-            {Posix.SO_SNDBUFFORCE, Posix.SO_SNDBUF}}) {
-            value.set(ValueLayout.JAVA_INT, 0, SOCKET_BUFFER);
-            // The forcing variant needs CAP_NET_ADMIN; without it the plain one is capped at net.core.*mem_max.
-            int rc = (int) Posix.SETSOCKOPT.invokeExact(errno, socket, Posix.SOL_SOCKET, option[0], value, 4);
-            if (rc != 0) {
-                rc = (int) Posix.SETSOCKOPT.invokeExact(errno, socket, Posix.SOL_SOCKET, option[1], value, 4);
-            }
-        }
+        Posix.sizeBuffers(socket, SOCKET_BUFFER, value, errno);
         final MemorySegment sa = arena.allocate(Posix.SOCKADDR_IN_SIZE, 8);
         Posix.sockaddr(sa, bindTo.ip(), bindTo.port());
         if ((int) Posix.BIND.invokeExact(errno, socket, sa, Posix.SOCKADDR_IN_SIZE) != 0) {
@@ -506,56 +476,18 @@ public final class UdpLink implements Link {
     }
 
     @Override
-    public void await(final long timeoutNs) {
-        unlockedCalls.incrementAndGet(); // before the closed check, which close() makes after setting closed
-        try {
-            if (!closed) {
-                poll(timeoutNs);
-            }
-        } finally {
-            unlockedCalls.decrementAndGet();
-        }
-    }
-
-    private void poll(final long timeoutNs) {
-        final long ns = Math.max(0, timeoutNs);
-        pollTimeout.set(ValueLayout.JAVA_LONG, 0, ns / 1_000_000_000L);
-        pollTimeout.set(ValueLayout.JAVA_LONG, 8, ns % 1_000_000_000L);
-        pollFds.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
-        pollFds.set(ValueLayout.JAVA_SHORT, Posix.POLLFD_SIZE + 6, (short) 0);
-        try {
-            final int ready = (int) Posix.PPOLL.invokeExact(pollErrno, pollFds, 2L, pollTimeout, MemorySegment.NULL);
-            if (ready > 0 && pollFds.get(ValueLayout.JAVA_SHORT, Posix.POLLFD_SIZE + 6) != 0) {
-                final long ignored = (long) Posix.READ.invokeExact(eventFd, pollDrain, 8L);
-            }
-        } catch (final Throwable t) {
-            throw new IllegalStateException(t);
-        }
+    public void await(final int waiter, final long timeoutNs) {
+        wait.await(waiter, timeoutNs);
     }
 
     @Override
-    public void wakeup() {
-        unlockedCalls.incrementAndGet(); // as in await: close() waits for this call to end
-        try {
-            if (!closed) {
-                writeWake();
-            }
-        } finally {
-            unlockedCalls.decrementAndGet();
-        }
+    public void wakeup(final int waiter) {
+        wait.wakeup(waiter);
     }
 
     /** @return the threads inside {@link #await} or {@link #wakeup} now, for tests */
     int unlockedCalls() {
-        return unlockedCalls.get();
-    }
-
-    private void writeWake() {
-        try {
-            final long ignored = (long) Posix.WRITE.invokeExact(eventFd, wakeValue, 8L);
-        } catch (final Throwable t) {
-            throw new IllegalStateException(t);
-        }
+        return wait.unlockedCalls();
     }
 
     @Override
@@ -581,32 +513,9 @@ public final class UdpLink implements Link {
             return;
         }
         closed = true;
-        writeWake(); // ppoll returns at once, now or when it starts, since nothing reads the eventfd any more
-        final long deadline = System.nanoTime() + CLOSE_WAIT_NS;
-        while (unlockedCalls.get() > 0) {
-            if (System.nanoTime() - deadline > 0) {
-                // Leak rather than let that thread, when it runs again, poll or read a descriptor number the
-                // process may have reused by then.
-                throw new IllegalStateException("a thread stayed in the UDP link's await or wakeup for 5 s; its "
-                    + "socket and memory are left open");
-            }
-            LockSupport.parkNanos(10_000);
-        }
-        closeDescriptor(fd);
-        closeDescriptor(eventFd);
+        wait.close(); // throws, leaving the socket and memory open, if a waiter stays inside
+        Descriptors.close(fd);
         arena.close();
-    }
-
-    /** Closes a descriptor, if open; what close(2) says is of no use here (the descriptor is gone either way). */
-    private static void closeDescriptor(final int descriptor) {
-        if (descriptor < 0) {
-            return;
-        }
-        try {
-            final int ignored = (int) Posix.CLOSE.invokeExact(descriptor);
-        } catch (final Throwable t) {
-            throw new IllegalStateException(t);
-        }
     }
 
     @Override

@@ -23,7 +23,11 @@ public final class DeviceImpl implements Det {
     final List<NicImpl> nics = new ArrayList<>();
     final List<EventQueueImpl> events = new ArrayList<>();
     final AtomicLong registeredBytes = new AtomicLong();
-    /** Threads blocked in an event wait: while any are, progress threads serve frames promptly. */
+    /**
+     * Threads blocked in an event wait that rely on progress threads for their frames: while any are, progress
+     * threads serve frames promptly. A thread that sleeps on a NIC's link itself (the NIC's link waiter) counts
+     * only if its event queue hears from other NICs as well.
+     */
     public final AtomicInteger blockedWaiters = new AtomicInteger();
     private boolean closed;
     /** Makes each NIC's connection manager. */
@@ -102,6 +106,7 @@ public final class DeviceImpl implements Det {
         }
         if (eq != null) {
             eq.users++;
+            eq.addSource(nic);
         }
         nics.add(nic);
         if (configuration.jmx()) {
@@ -158,6 +163,7 @@ public final class DeviceImpl implements Det {
             queues = new ArrayList<>(events);
             for (final EventQueueImpl q : queues) {
                 q.users = 0;
+                q.clearSources();
             }
         }
         for (final EventQueueImpl q : queues) {

@@ -39,7 +39,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * A NIC: a link, the objects created on it, and the engine that runs their protocol. One lock guards it all;
  * posts and polls take it briefly and drive the engine themselves (a poll receives frames and runs due timers),
  * so a busy-polling application needs no thread hand-off. A progress thread per NIC covers the rest: timers when
- * nobody polls, and frames while threads are blocked waiting for events. If that thread dies (an {@link Error},
+ * nobody polls, and frames while threads are blocked waiting for events, except while an application thread
+ * blocked on an event sleeps on the link itself and runs the engine when a frame wakes it (the link waiter,
+ * {@link #claimLink}): then one frame costs one wake-up. If that thread dies (an {@link Error},
  * or its link failing outside the engine), the NIC becomes fatal: see {@link #failFatally}.
  */
 public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
@@ -57,10 +59,14 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
     private static final int RX_BATCH = 64;
     private static final long APP_ACTIVE_NS = TimeUnit.MICROSECONDS.toNanos(500);
     private static final VarHandle LAST_APP_NS;
+    private static final VarHandle LINK_WAITER;
+    /** The longest {@link #shutdown} waits for the link waiter to leave the link before it closes it. */
+    private static final long LINK_WAITER_LEAVE_NS = TimeUnit.SECONDS.toNanos(2);
 
     static {
         try {
             LAST_APP_NS = MethodHandles.lookup().findVarHandle(NicImpl.class, "lastAppNs", long.class);
+            LINK_WAITER = MethodHandles.lookup().findVarHandle(NicImpl.class, "linkWaiter", Thread.class);
         } catch (final ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -108,6 +114,14 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
 
 
     private Thread progressThread;
+    /**
+     * The application thread that sleeps on the link ({@link Link#APPLICATION}) while it waits for an event, and
+     * runs the engine itself when it wakes ({@link #claimLink}); null when none does. While one does, the progress
+     * thread stays off the link, so that a frame wakes that thread alone.
+     */
+    private volatile Thread linkWaiter;
+    /** Whether the progress thread is in, or about to enter, the link's await (a new link waiter wakes it). */
+    private volatile boolean progressAwaiting;
     private volatile boolean closed;
     /** Why the progress thread died, once it has: the NIC is in its fatal state (see {@link #failFatally}). */
     private volatile Throwable fatalCause;
@@ -164,6 +178,11 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
         return progressThread;
     }
 
+    /** @return the application thread sleeping on the link now ({@link #claimLink}), or null; for tests */
+    Thread linkWaiter() {
+        return linkWaiter;
+    }
+
     void start() {
         progressThread = Thread.ofPlatform().daemon().name("jdet-progress-" + link.address())
             .start(this::progressLoop);
@@ -216,6 +235,7 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
                     throw new IllegalStateException("event queue closed");
                 }
                 eq.users++;
+                eq.addSource(this);
             }
         }
         lock.lock();
@@ -251,6 +271,7 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
         if (eq != null) {
             synchronized (device) {
                 eq.users--;
+                eq.removeSource(this);
             }
             if (owner != null) {
                 eq.purge(owner);
@@ -747,6 +768,86 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
         return deadline;
     }
 
+    // ---------------------------------------------------------------- the link waiter
+
+    /**
+     * Makes the calling thread, blocked waiting for an event this NIC may raise, the NIC's link waiter: from now
+     * until {@link #releaseLink} it sleeps on the link ({@code link.await(Link.APPLICATION, ...)}) and runs the
+     * engine itself whenever it wakes ({@link #runForLinkWaiter}), so an arriving frame costs one wake-up, that of
+     * the thread it is for, as a blocking socket read does. The progress thread stays off the link meanwhile (it
+     * is woken out of the link's await if it is in it) and takes over again when the waiter leaves.
+     *
+     * @return false if another thread is the link waiter, or the NIC is closed or dead: wait some other way
+     */
+    boolean claimLink() {
+        if (closed || fatalCause != null || !LINK_WAITER.compareAndSet(this, null, Thread.currentThread())) {
+            return false;
+        }
+        if (closed) { // volatile both ways: shutdown sets closed, then waits while a link waiter is set
+            linkWaiter = null;
+            return false;
+        }
+        if (progressAwaiting) {
+            link.wakeup(Link.PROGRESS); // off the link with it, so that the next frame wakes the waiter alone
+        }
+        return true;
+    }
+
+    /**
+     * One turn of the link waiter (engine lock not held): receives what arrived, sends owed acks, runs due timers.
+     *
+     * @return how long the waiter may sleep before the engine's next deadline, or -1 if the NIC closed or died
+     *         (the waiter then releases the link and waits some other way)
+     */
+    long runForLinkWaiter() {
+        if (closed || fatalCause != null) {
+            return -1;
+        }
+        lockDataPath();
+        try {
+            if (closed) {
+                return -1;
+            }
+            final long now = System.nanoTime();
+            try {
+                progress(now);
+                return Math.max(1000, nextDeadline(now) - now);
+            } catch (final RuntimeException e) {
+                counters.engineErrors++; // as in the progress thread: the protocol retransmits what was lost
+                return timerPeriodNs;
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Ends the calling thread's turn as link waiter ({@link #claimLink}).
+     *
+     * @param handBack whether the progress thread should take over at once (the waiter timed out, failed, or
+     *                 leaves other threads blocked); otherwise it takes over when it next looks, within a timer
+     *                 period, since the application that got its event drives the engine itself meanwhile
+     */
+    void releaseLink(final boolean handBack) {
+        linkWaiter = null;
+        if (handBack && progressThread != null) {
+            LockSupport.unpark(progressThread);
+        }
+    }
+
+    /** Waits (bounded) until no application thread sleeps on the link: closed is set, so none claims it again. */
+    private void awaitLinkWaiterGone() {
+        final long deadline = System.nanoTime() + LINK_WAITER_LEAVE_NS;
+        while (true) {
+            final Thread waiter = linkWaiter;
+            if (waiter == null || waiter == Thread.currentThread() || System.nanoTime() - deadline > 0) {
+                return;
+            }
+            link.wakeup(Link.APPLICATION);
+            LockSupport.parkNanos(this, 20_000);
+        }
+    }
+
     /**
      * The progress thread's body. A {@link RuntimeException} inside the engine is counted ({@code engine.errors})
      * and the thread goes on (the protocol retransmits what was lost); anything else that escapes, an
@@ -802,6 +903,15 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
 
     private void runProgress() {
         while (!closed) {
+            final Thread waiter = linkWaiter;
+            if (waiter != null) {
+                // An application thread sleeps on the link and runs the engine, timers included, when it wakes:
+                // stay off the link, so that a frame wakes that thread alone. It unparks this thread when it
+                // leaves without its event; otherwise this thread looks again within a timer period. (The
+                // blocker is that thread: what this one waits for.)
+                LockSupport.parkNanos(waiter, timerPeriodNs);
+                continue;
+            }
             long now = System.nanoTime();
             final long appNs = (long) LAST_APP_NS.getOpaque(this); // pairs with the opaque write in progress()
             if (now - appNs < APP_ACTIVE_NS && device.blockedWaiters.get() == 0) {
@@ -842,7 +952,14 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
                 // would cost every sender an unpark.
                 LockSupport.parkNanos(this, Math.min(waitNs, APP_ACTIVE_NS));
             } else {
-                link.await(Math.min(waitNs, timerPeriodNs));
+                progressAwaiting = true; // volatile both ways with linkWaiter: see claimLink
+                try {
+                    if (linkWaiter == null) {
+                        link.await(Math.min(waitNs, timerPeriodNs));
+                    }
+                } finally {
+                    progressAwaiting = false;
+                }
             }
         }
     }
@@ -911,6 +1028,7 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
         closed = true;
         try {
             link.wakeup();
+            awaitLinkWaiterGone();
             if (progressThread != null && progressThread != Thread.currentThread()) {
                 progressThread.interrupt();
                 try {

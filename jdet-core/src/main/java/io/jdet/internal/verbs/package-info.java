@@ -8,7 +8,9 @@
  *
  * <p>Threading: every object of a NIC (its domains, regions, windows, queue pairs, completion queues and the
  * protocol state) is guarded by that NIC's single engine lock, held briefly by posts, polls and the NIC's
- * progress thread. Nothing else on the data path locks or allocates. Event queues have their own lock, always
- * taken after (never before) an engine lock.
+ * progress thread, or by a thread blocked on an event queue that sleeps on the NIC's link and runs the engine itself
+ * (the NIC's link waiter, {@link io.jdet.internal.verbs.NicImpl#claimLink}; the progress thread stays off the link
+ * meanwhile). Nothing else on the data path locks or allocates. Event queues have their own lock, always taken
+ * after (never before) an engine lock.
  */
 package io.jdet.internal.verbs;

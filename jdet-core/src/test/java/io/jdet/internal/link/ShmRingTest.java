@@ -260,7 +260,7 @@ class ShmRingTest {
     void shouldWakeSleepingOwnerWhenFrameArrives() throws Exception {
         final ShmRing ring = owner(8);
         final ShmRing sender = peer();
-        final Thread sleeper = Thread.ofPlatform().start(() -> ring.await(TimeUnit.SECONDS.toNanos(60), 0));
+        final Thread sleeper = Thread.ofPlatform().start(() -> ring.await(Link.PROGRESS, TimeUnit.SECONDS.toNanos(60), 0));
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (sleeper.getState() == Thread.State.NEW) {
             assertTrue(System.nanoTime() - deadline < 0);
@@ -271,14 +271,14 @@ class ShmRingTest {
         assertFalse(sleeper.isAlive(), "a frame did not wake the owner");
         final Thread second = Thread.ofPlatform().start(() -> {
             drainAll(ring, new ArrayList<>());
-            ring.await(TimeUnit.SECONDS.toNanos(60), 0);
+            ring.await(Link.PROGRESS, TimeUnit.SECONDS.toNanos(60), 0);
         });
         while (second.isAlive() && second.getState() != Thread.State.RUNNABLE) {
             Thread.onSpinWait();
         }
         final long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (second.isAlive() && System.nanoTime() - until < 0) {
-            ring.wakeup();
+            ring.wakeup(Link.PROGRESS);
             second.join(1);
         }
         assertFalse(second.isAlive(), "wakeup did not end the wait");

@@ -72,12 +72,12 @@ class ErrorPathLeakTest {
         }
 
         @Override
-        public void await(final long timeoutNs) {
+        public void await(final int waiter, final long timeoutNs) {
             java.util.concurrent.locks.LockSupport.parkNanos(timeoutNs);
         }
 
         @Override
-        public void wakeup() {
+        public void wakeup(final int waiter) {
         }
 
         @Override
