@@ -14,6 +14,15 @@ import java.lang.foreign.MemorySegment;
  * So a receiver is never sent more than it has posted (no receiver-not-ready retries) and early chunks simply wait
  * in their slots. The immediate carries: bit 31 credit-only, bits 16 to 30 credits returned, bits 0 to 15 the
  * collective's ordinal, checked by the receiver.
+ *
+ * <p>A message of at most {@link #eagerBytes} is sent eagerly: each chunk is copied into one of this channel's
+ * bounce slots and sent from there, so the send operation is done once posted and the collective's step waits
+ * only for the arrival of the data, never for the peer's acknowledgement (as TCP's copy into the socket buffer).
+ * A longer message is sent from the caller's memory (zero copy) and its step waits for the chunks' completions,
+ * since a later step may overwrite what a retransmission would read. Sends are signaled only every
+ * {@link #signalEvery}-th (and every zero-copy chunk): an unsignaled send asks the peer for no immediate
+ * acknowledgement, so acks ride on the peer's own traffic or its delayed ack, and one signaled completion retires
+ * its unsignaled predecessors ({@link io.jdet.WorkCompletion#reapCount}).
  */
 final class Channel {
     static final long KIND_RECV = 1;
@@ -23,6 +32,15 @@ final class Channel {
     static final int SPARE = 4;
     static final int MAX_SGE = 16;
     private static final int CREDIT_ONLY = 0x8000_0000;
+    /** What a send-queue entry holds, for {@link #completed}: a credit-only send, a bounce slot, caller memory. */
+    private static final byte WR_CREDIT = 0;
+    private static final byte WR_BOUNCE = 1;
+    private static final byte WR_ZERO_COPY = 2;
+    /**
+     * The longest message sent eagerly through bounce slots (internal switch {@code jdet.co.eager.bytes}, for
+     * measuring; 0 sends everything zero copy).
+     */
+    static final long EAGER_BYTES = Long.getLong("jdet.co.eager.bytes", 1L << 62);
 
     final int peer;
     final QueuePair qp;
@@ -36,9 +54,19 @@ final class Channel {
 
     int credits;
     private int toReturn;
+    /** Send-queue entries posted and not yet retired by a completion, oldest first in {@link #wrKind}. */
     int sqInUse;
-    /** Data chunks posted since the group last collected the count. */
+    private final byte[] wrKind;
+    private int wrHead;
+    /** Zero-copy chunks posted since the group last collected the count (it waits for their completions). */
     int postedChunks;
+    private final long eagerBytes;
+    private final int bounceFirst;
+    private final int bounceCount;
+    private int bounceNext;
+    private int bounceInUse;
+    private final int signalEvery;
+    private int sinceSignal;
 
     private final int[] inSlot;
     private final int[] inLen;
@@ -66,6 +94,11 @@ final class Channel {
         this.dataSlots = dataSlots;
         this.threshold = Math.max(1, dataSlots / 2);
         this.credits = dataSlots;
+        this.wrKind = new byte[sqDepth];
+        this.eagerBytes = EAGER_BYTES;
+        this.bounceFirst = dataSlots + SPARE;
+        this.bounceCount = dataSlots;
+        this.signalEvery = Math.max(1, Math.min(dataSlots, sqDepth) / 2);
         final int n = dataSlots + SPARE;
         inSlot = new int[n];
         inLen = new int[n];
@@ -75,8 +108,14 @@ final class Channel {
         }
     }
 
+    /** Receive slots per peer: the queue pair's receive queue depth. */
     static int slotsPerPeer(final int dataSlots) {
         return dataSlots + SPARE;
+    }
+
+    /** Slots of memory per peer: the receive slots, then as many bounce slots as data slots. */
+    static int regionSlots(final int dataSlots) {
+        return slotsPerPeer(dataSlots) + dataSlots;
     }
 
     static long id(final long kind, final int peer, final int slot) {
@@ -172,8 +211,8 @@ final class Channel {
     }
 
     /**
-     * Posts as many chunks of the queued sends as credits and the send queue allow, then a credit-only send if
-     * half the slots are owed.
+     * Posts as many chunks of the queued sends as credits, bounce slots and the send queue allow, then a
+     * credit-only send if half the slots are owed.
      *
      * @return how many send operations were fully posted
      */
@@ -182,13 +221,30 @@ final class Channel {
         while (!sendQ.isEmpty() && credits > 0 && sqInUse < sqDepth) {
             final int op = sendQ.peek();
             final long total = s.total[op];
-            final int n = gatherChunk(s, op, sendOff, (int) Math.min(slotBytes, total - sendOff));
+            final int max = (int) Math.min(slotBytes, total - sendOff);
+            final int n;
+            final byte kind;
+            if (total <= eagerBytes) {
+                if (bounceInUse == bounceCount) {
+                    break;
+                }
+                final int slot = bounceFirst + bounceNext;
+                n = copyChunk(s, op, sendOff, max, (long) slot * slotBytes);
+                gather[0].set(slotAddress + (long) slot * slotBytes, n, slotKey);
+                sgeCount = 1;
+                bounceNext = bounceNext + 1 == bounceCount ? 0 : bounceNext + 1;
+                bounceInUse++;
+                kind = WR_BOUNCE;
+            } else {
+                n = gatherChunk(s, op, sendOff, max);
+                postedChunks++;
+                kind = WR_ZERO_COPY;
+            }
             final int imm = Math.min(toReturn, 0x7fff) << 16 | tag & 0xffff;
-            qp.send(id(KIND_SEND, peer, 0), gather, sgeCount, WrFlags.IMMEDIATE, imm);
+            qp.send(id(KIND_SEND, peer, 0), gather, sgeCount, WrFlags.IMMEDIATE | signal(kind), imm);
             toReturn -= Math.min(toReturn, 0x7fff);
             credits--;
-            sqInUse++;
-            postedChunks++;
+            pushed(kind);
             sendOff += n;
             if (sendOff == total) {
                 sendQ.poll();
@@ -198,11 +254,68 @@ final class Channel {
         }
         if (toReturn >= threshold && sqInUse < sqDepth) {
             final int give = Math.min(toReturn, 0x7fff);
-            qp.send(id(KIND_CREDIT, peer, 0), gather, 0, WrFlags.IMMEDIATE, CREDIT_ONLY | give << 16);
+            qp.send(id(KIND_CREDIT, peer, 0), gather, 0, WrFlags.IMMEDIATE | signal(WR_CREDIT),
+                CREDIT_ONLY | give << 16);
             toReturn -= give;
-            sqInUse++;
+            pushed(WR_CREDIT);
         }
         return done;
+    }
+
+    /** SUPPRESSED unless this send must report: every zero-copy chunk and every {@link #signalEvery}-th send. */
+    private int signal(final byte kind) {
+        if (kind == WR_ZERO_COPY || ++sinceSignal >= signalEvery) {
+            sinceSignal = 0;
+            return 0;
+        }
+        return WrFlags.SUPPRESSED;
+    }
+
+    private void pushed(final byte kind) {
+        final int at = wrHead + sqInUse;
+        wrKind[at >= sqDepth ? at - sqDepth : at] = kind;
+        sqInUse++;
+    }
+
+    /**
+     * A send completion retired {@code reaped} send-queue entries, oldest first (the signaled one and the unsignaled
+     * ones before it): their bounce slots are free again.
+     *
+     * @return how many of them were zero-copy chunks
+     */
+    int completed(final int reaped) {
+        int zeroCopy = 0;
+        for (int i = 0; i < reaped && sqInUse > 0; i++) {
+            final byte k = wrKind[wrHead];
+            wrHead = wrHead + 1 == sqDepth ? 0 : wrHead + 1;
+            sqInUse--;
+            if (k == WR_BOUNCE) {
+                bounceInUse--;
+            } else if (k == WR_ZERO_COPY) {
+                zeroCopy++;
+            }
+        }
+        return zeroCopy;
+    }
+
+    /** Copies up to {@code max} bytes of the message from {@code at} into the slot region at {@code slotOff}. */
+    private int copyChunk(final Schedule s, final int op, final long at, final int max, final long slotOff) {
+        long skip = at;
+        long to = slotOff;
+        int left = max;
+        for (int b = s.first[op], end = b + s.count[op]; b < end && left > 0; b++) {
+            final int bl = s.blockLen[b];
+            if (skip >= bl) {
+                skip -= bl;
+                continue;
+            }
+            final int n = (int) Math.min(bl - skip, left);
+            MemorySegment.copy(s.segs[s.blockBuf[b]], s.blockOff[b] + skip, slots, to, n);
+            to += n;
+            left -= n;
+            skip = 0;
+        }
+        return max - left;
     }
 
     private int sgeCount;
