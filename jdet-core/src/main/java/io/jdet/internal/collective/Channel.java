@@ -23,6 +23,12 @@ import java.lang.foreign.MemorySegment;
  * {@link #signalEvery}-th (and every zero-copy chunk): an unsignaled send asks the peer for no immediate
  * acknowledgement, so acks ride on the peer's own traffic or its delayed ack, and one signaled completion retires
  * its unsignaled predecessors ({@link io.jdet.WorkCompletion#reapCount}).
+ *
+ * <p>With the internal switch {@code jdet.co.write} (for measuring, issue 10's "RDMA write with immediate or
+ * send/recv"), data chunks travel instead as RDMA writes with immediate into the peer's data slots, which it
+ * advertises once (address and remote key, in a credit-only send flagged {@link #ADVERT}): the k-th chunk goes to
+ * data slot k mod slots on both sides, the immediate consumes a posted receive (re-posted at once), and the receive
+ * buffers are then only the spare slots, so a send never lands where a write may.
  */
 final class Channel {
     static final long KIND_RECV = 1;
@@ -41,6 +47,11 @@ final class Channel {
      * measuring; 0 sends everything zero copy).
      */
     static final long EAGER_BYTES = Long.getLong("jdet.co.eager.bytes", 1L << 62);
+    /** Data by RDMA write with immediate into advertised slots instead of sends (internal switch). */
+    static final boolean WRITE_MODE = Boolean.getBoolean("jdet.co.write");
+    /** The low immediate bits of a credit-only send that carries the slot advertisement. */
+    private static final int ADVERT = 1;
+    private static final int ADVERT_BYTES = 12;
 
     final int peer;
     final QueuePair qp;
@@ -67,6 +78,15 @@ final class Channel {
     private int bounceInUse;
     private final int signalEvery;
     private int sinceSignal;
+    /** Write mode: this region's remote key (0 otherwise), the peer's advertised slots, and the slot rings. */
+    private final int slotRKey;
+    private boolean advertised;
+    private long remoteSlots;
+    private int remoteKey;
+    private boolean remoteKnown;
+    private int writeNext;
+    private int writeArrived;
+    private final boolean[] inRepost;
 
     private final int[] inSlot;
     private final int[] inLen;
@@ -83,7 +103,7 @@ final class Channel {
     private final DataSegment[] recvSegment = {new DataSegment()};
 
     Channel(final int peer, final QueuePair qp, final int sqDepth, final MemorySegment slots, final long slotAddress,
-            final int slotKey, final int slotBytes, final int dataSlots) {
+            final int slotKey, final int slotRKey, final int slotBytes, final int dataSlots) {
         this.peer = peer;
         this.qp = qp;
         this.sqDepth = sqDepth;
@@ -99,10 +119,12 @@ final class Channel {
         this.bounceFirst = dataSlots + SPARE;
         this.bounceCount = dataSlots;
         this.signalEvery = Math.max(1, Math.min(dataSlots, sqDepth) / 2);
+        this.slotRKey = slotRKey;
         final int n = dataSlots + SPARE;
         inSlot = new int[n];
         inLen = new int[n];
         inTag = new int[n];
+        inRepost = new boolean[n];
         for (int i = 0; i < MAX_SGE; i++) {
             gather[i] = new DataSegment();
         }
@@ -123,7 +145,7 @@ final class Channel {
     }
 
     void postRecv(final int slot) {
-        recvSegment[0].set(slotAddress + (long) slot * slotBytes, slotBytes, slotKey);
+        recvSegment[0].set(slotAddress + (long) buffer(slot) * slotBytes, slotBytes, slotKey);
         qp.recv(id(KIND_RECV, peer, slot), recvSegment, 1);
     }
 
@@ -134,14 +156,30 @@ final class Channel {
         }
     }
 
+    /** The buffer of receive {@code slot}: itself, or in write mode a spare slot (data slots are write targets). */
+    private int buffer(final int slot) {
+        return WRITE_MODE ? dataSlots + slot % SPARE : slot;
+    }
+
     /**
-     * A chunk arrived in a slot.
+     * A chunk arrived: by a send into receive {@code slot}'s buffer, or in write mode (data only; credits and the
+     * advertisement are sends there too) by a write with immediate into the next data slot.
      *
      * @return true if it carried data and waits to be consumed
+     * @throws IllegalStateException if the peer overran its credits or sent a malformed advertisement
      */
     boolean arrived(final int slot, final int length, final int immediate) {
         credits += immediate >>> 16 & 0x7fff;
         if ((immediate & CREDIT_ONLY) != 0) {
+            if ((immediate & 0xffff) == ADVERT) {
+                if (!WRITE_MODE || length != ADVERT_BYTES) {
+                    throw new IllegalStateException("peer " + peer + " sent a malformed slot advertisement");
+                }
+                final long at = (long) buffer(slot) * slotBytes;
+                remoteSlots = slots.get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, at);
+                remoteKey = slots.get(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED, at + 8);
+                remoteKnown = true;
+            }
             postRecv(slot);
             return false;
         }
@@ -149,7 +187,15 @@ final class Channel {
             throw new IllegalStateException("peer " + peer + " overran its credits");
         }
         final int at = (inHead + inCount) % inSlot.length;
-        inSlot[at] = slot;
+        if (WRITE_MODE) {
+            inSlot[at] = writeArrived;
+            inRepost[at] = false;
+            writeArrived = writeArrived + 1 == dataSlots ? 0 : writeArrived + 1;
+            postRecv(slot);
+        } else {
+            inSlot[at] = slot;
+            inRepost[at] = true;
+        }
         inLen[at] = length;
         inTag[at] = immediate & 0xffff;
         inCount++;
@@ -179,9 +225,12 @@ final class Channel {
             }
             scatter(s, op, recvOff, (long) slot * slotBytes, len);
             recvOff += len;
+            final boolean repost = inRepost[inHead];
             inHead = (inHead + 1) % inSlot.length;
             inCount--;
-            postRecv(slot);
+            if (repost) {
+                postRecv(slot);
+            }
             toReturn++;
             if (recvOff == s.total[op]) {
                 recvQ.poll();
@@ -218,7 +267,10 @@ final class Channel {
      */
     int pumpSends(final Schedule s, final int tag) {
         int done = 0;
-        while (!sendQ.isEmpty() && credits > 0 && sqInUse < sqDepth) {
+        if (WRITE_MODE && !advertised && sqInUse < sqDepth && bounceInUse < bounceCount) {
+            advertise();
+        }
+        while (!sendQ.isEmpty() && credits > 0 && sqInUse < sqDepth && (!WRITE_MODE || remoteKnown)) {
             final int op = sendQ.peek();
             final long total = s.total[op];
             final int max = (int) Math.min(slotBytes, total - sendOff);
@@ -241,7 +293,13 @@ final class Channel {
                 kind = WR_ZERO_COPY;
             }
             final int imm = Math.min(toReturn, 0x7fff) << 16 | tag & 0xffff;
-            qp.send(id(KIND_SEND, peer, 0), gather, sgeCount, WrFlags.IMMEDIATE | signal(kind), imm);
+            if (WRITE_MODE) {
+                qp.write(id(KIND_SEND, peer, 0), gather, sgeCount, remoteSlots + (long) writeNext * slotBytes,
+                    remoteKey, WrFlags.IMMEDIATE | signal(kind), imm);
+                writeNext = writeNext + 1 == dataSlots ? 0 : writeNext + 1;
+            } else {
+                qp.send(id(KIND_SEND, peer, 0), gather, sgeCount, WrFlags.IMMEDIATE | signal(kind), imm);
+            }
             toReturn -= Math.min(toReturn, 0x7fff);
             credits--;
             pushed(kind);
@@ -260,6 +318,20 @@ final class Channel {
             pushed(WR_CREDIT);
         }
         return done;
+    }
+
+    /** Write mode: tells the peer where this channel's data slots are, once, from a bounce slot. */
+    private void advertise() {
+        final int slot = bounceFirst + bounceNext;
+        final long at = (long) slot * slotBytes;
+        slots.set(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, at, slotAddress);
+        slots.set(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED, at + 8, slotRKey);
+        gather[0].set(slotAddress + at, ADVERT_BYTES, slotKey);
+        bounceNext = bounceNext + 1 == bounceCount ? 0 : bounceNext + 1;
+        bounceInUse++;
+        qp.send(id(KIND_CREDIT, peer, 0), gather, 1, WrFlags.IMMEDIATE | signal(WR_BOUNCE), CREDIT_ONLY | ADVERT);
+        pushed(WR_BOUNCE);
+        advertised = true;
     }
 
     /** SUPPRESSED unless this send must report: every zero-copy chunk and every {@link #signalEvery}-th send. */

@@ -89,7 +89,8 @@ final class Joiner implements Runnable {
             final Arena arena = own(Arena.ofShared());
             final int regionSlots = Channel.regionSlots(dataSlots);
             final MemorySegment slotMem = arena.allocate((long) (p - 1) * regionSlots * slotBytes, 64);
-            final MemoryRegion slotMr = own(co.pd.regMr(slotMem, Access.LOCAL_READ | Access.LOCAL_WRITE));
+            final MemoryRegion slotMr = own(co.pd.regMr(slotMem, Access.LOCAL_READ | Access.LOCAL_WRITE
+                | (Channel.WRITE_MODE ? Access.REMOTE_WRITE : 0)));
             final Channel[] mesh = new Channel[p];
             final int[] myQps = new int[p];
             myPsns = new long[p];
@@ -102,7 +103,8 @@ final class Joiner implements Runnable {
                     Channel.MAX_SGE, 1, 1, 1))));
                 final long base = (long) k * regionSlots * slotBytes;
                 mesh[j] = new Channel(j, qp, sqDepth, slotMem.asSlice(base, (long) regionSlots * slotBytes),
-                    slotMr.address() + base, slotMr.lKey(), slotBytes, dataSlots);
+                    slotMr.address() + base, slotMr.lKey(), Channel.WRITE_MODE ? slotMr.rKey() : 0, slotBytes,
+                    dataSlots);
                 mesh[j].postAll();
                 myQps[j] = qp.number();
                 myPsns[j] = qp.query().localPsn();
