@@ -87,7 +87,7 @@ public final class CollectiveBench {
     }
 
     private static String driver(final boolean threadPerMember) {
-        return threadPerMember ? "a thread per member, each timing its own loop" : "one thread driving all";
+        return threadPerMember ? "a thread per member, each timing its own loop" : "one thread polls every member";
     }
 
     private static long minWarmupNs(final PerfConfig config) {
