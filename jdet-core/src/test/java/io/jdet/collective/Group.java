@@ -23,7 +23,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
-/** p members of one group, each on its own NIC of one in-process fabric, driven by the test thread alone. */
+/**
+ * p members of one group, each on its own NIC (of one in-process fabric, or its own UDP socket on loopback), driven
+ * by the test thread alone.
+ */
 final class Group implements AutoCloseable {
     private static final AtomicLong TAGS = new AtomicLong(0x7000);
 
@@ -40,6 +43,15 @@ final class Group implements AutoCloseable {
     private final long joinWaitMs;
 
     Group(final int p, final Configuration config) {
+        this(p, config, null);
+    }
+
+    /**
+     * Opens p members.
+     *
+     * @param nicName every member's NIC name, such as {@code udp:127.0.0.1:0}; null for one in-process fabric
+     */
+    Group(final int p, final Configuration config, final String nicName) {
         this.p = p;
         // a join may take the whole collective timeout (64 joins through one root on a loaded machine): wait longer
         joinWaitMs = Math.max(30_000, config.collectives().timeoutMs() + 10_000);
@@ -49,7 +61,7 @@ final class Group implements AutoCloseable {
         pds = new ProtectionDomain[p];
         cqs = new CompletionQueue[p];
         cos = new Collective[p];
-        final String fabric = "loop:co" + tag;
+        final String fabric = nicName != null ? nicName : "loop:co" + tag;
         for (int i = 0; i < p; i++) {
             nics[i] = det.openNic(fabric, events);
             pds[i] = nics[i].allocPd();

@@ -137,6 +137,10 @@ public final class PerfCommand implements Callable<Integer> {
         + "queue pairs, --qps/T each (default 1); figures per thread and in aggregate.")
     private Integer threads;
 
+    @Option(names = "--thread-per-member", description = "co-* tests: each member on its own thread, timing its "
+        + "own back-to-back operations as an MPI rank does (default: one thread drives every member in turn).")
+    private boolean threadPerMember;
+
     @Option(names = "--timeout", paramLabel = "SECONDS", description = "The longest any wait may last "
         + "(default 30; a server waits 5 minutes for its client unless this is given).")
     private Double timeoutSeconds;
@@ -169,7 +173,8 @@ public final class PerfCommand implements Callable<Integer> {
         final PrintWriter err = spec.commandLine().getErr();
         try {
             if (config.tests().getFirst().collective()) {
-                io.jdet.perf.collective.CollectiveBench.run(config, ranks == null ? 4 : ranks, out, err);
+                io.jdet.perf.collective.CollectiveBench.run(config, ranks == null ? 4 : ranks, threadPerMember, out,
+                    err);
                 out.flush();
                 return 0;
             }

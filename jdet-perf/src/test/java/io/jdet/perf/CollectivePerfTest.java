@@ -46,6 +46,25 @@ class CollectivePerfTest {
     }
 
     @Test
+    void aThreadPerMemberRunsEveryCollective() throws Exception {
+        final Path json = dir.resolve("threads.json");
+        final PerfToolTest.Run run = PerfToolTest.Run.of("perf", "--nic", "loop", "--tests",
+            "co-barrier,co-bcast,co-allgather,co-alltoall,co-allreduce", "--ranks", "4", "--sizes", "8,20K",
+            "--iters", "7", "--warmup", "2", "-q", "--thread-per-member", "--json", json.toString());
+        assertEquals(0, run.status(), run::describe);
+        assertTrue(run.out().contains("a thread per member"), run::describe);
+        final JsonNode root = new ObjectMapper().readTree(json.toFile());
+        assertTrue(root.path("driver").asText().startsWith("a thread per member"), root::toString);
+        int figures = 0;
+        for (final JsonNode figure : root.path("results")) {
+            assertEquals(7, figure.path("iterations").asLong());
+            assertTrue(figure.path("avg_us").asDouble() > 0, figure::toString);
+            figures++;
+        }
+        assertEquals(9, figures, root::toString);
+    }
+
+    @Test
     void theCollectiveTestsRunOnTheirOwnAndRanksNeedsThem() {
         final PerfToolTest.Run mixed = PerfToolTest.Run.of("perf", "--tests", "co-bcast,lat-send");
         assertEquals(2, mixed.status(), mixed::describe);

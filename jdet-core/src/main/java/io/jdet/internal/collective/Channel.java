@@ -14,6 +14,21 @@ import java.lang.foreign.MemorySegment;
  * So a receiver is never sent more than it has posted (no receiver-not-ready retries) and early chunks simply wait
  * in their slots. The immediate carries: bit 31 credit-only, bits 16 to 30 credits returned, bits 0 to 15 the
  * collective's ordinal, checked by the receiver.
+ *
+ * <p>A message of at most {@link #eagerBytes} is sent eagerly: each chunk is copied into one of this channel's
+ * bounce slots and sent from there, so the send operation is done once posted and the collective's step waits
+ * only for the arrival of the data, never for the peer's acknowledgement (as TCP's copy into the socket buffer).
+ * A longer message is sent from the caller's memory (zero copy) and its step waits for the chunks' completions,
+ * since a later step may overwrite what a retransmission would read. Sends are signaled only every
+ * {@link #signalEvery}-th (and every zero-copy chunk): an unsignaled send asks the peer for no immediate
+ * acknowledgement, so acks ride on the peer's own traffic or its delayed ack, and one signaled completion retires
+ * its unsignaled predecessors ({@link io.jdet.WorkCompletion#reapCount}).
+ *
+ * <p>With the internal switch {@code jdet.co.write} (for measuring, issue 10's "RDMA write with immediate or
+ * send/recv"), data chunks travel instead as RDMA writes with immediate into the peer's data slots, which it
+ * advertises once (address and remote key, in a credit-only send flagged {@link #ADVERT}): the k-th chunk goes to
+ * data slot k mod slots on both sides, the immediate consumes a posted receive (re-posted at once), and the receive
+ * buffers are then only the spare slots, so a send never lands where a write may.
  */
 final class Channel {
     static final long KIND_RECV = 1;
@@ -23,6 +38,20 @@ final class Channel {
     static final int SPARE = 4;
     static final int MAX_SGE = 16;
     private static final int CREDIT_ONLY = 0x8000_0000;
+    /** What a send-queue entry holds, for {@link #completed}: a credit-only send, a bounce slot, caller memory. */
+    private static final byte WR_CREDIT = 0;
+    private static final byte WR_BOUNCE = 1;
+    private static final byte WR_ZERO_COPY = 2;
+    /**
+     * The longest message sent eagerly through bounce slots (internal switch {@code jdet.co.eager.bytes}, for
+     * measuring; 0 sends everything zero copy).
+     */
+    static final long EAGER_BYTES = Long.getLong("jdet.co.eager.bytes", 1L << 62);
+    /** Data by RDMA write with immediate into advertised slots instead of sends (internal switch). */
+    static final boolean WRITE_MODE = Boolean.getBoolean("jdet.co.write");
+    /** The low immediate bits of a credit-only send that carries the slot advertisement. */
+    private static final int ADVERT = 1;
+    private static final int ADVERT_BYTES = 12;
 
     final int peer;
     final QueuePair qp;
@@ -36,9 +65,28 @@ final class Channel {
 
     int credits;
     private int toReturn;
+    /** Send-queue entries posted and not yet retired by a completion, oldest first in {@link #wrKind}. */
     int sqInUse;
-    /** Data chunks posted since the group last collected the count. */
+    private final byte[] wrKind;
+    private int wrHead;
+    /** Zero-copy chunks posted since the group last collected the count (it waits for their completions). */
     int postedChunks;
+    private final long eagerBytes;
+    private final int bounceFirst;
+    private final int bounceCount;
+    private int bounceNext;
+    private int bounceInUse;
+    private final int signalEvery;
+    private int sinceSignal;
+    /** Write mode: this region's remote key (0 otherwise), the peer's advertised slots, and the slot rings. */
+    private final int slotRKey;
+    private boolean advertised;
+    private long remoteSlots;
+    private int remoteKey;
+    private boolean remoteKnown;
+    private int writeNext;
+    private int writeArrived;
+    private final boolean[] inRepost;
 
     private final int[] inSlot;
     private final int[] inLen;
@@ -55,7 +103,7 @@ final class Channel {
     private final DataSegment[] recvSegment = {new DataSegment()};
 
     Channel(final int peer, final QueuePair qp, final int sqDepth, final MemorySegment slots, final long slotAddress,
-            final int slotKey, final int slotBytes, final int dataSlots) {
+            final int slotKey, final int slotRKey, final int slotBytes, final int dataSlots) {
         this.peer = peer;
         this.qp = qp;
         this.sqDepth = sqDepth;
@@ -66,17 +114,30 @@ final class Channel {
         this.dataSlots = dataSlots;
         this.threshold = Math.max(1, dataSlots / 2);
         this.credits = dataSlots;
+        this.wrKind = new byte[sqDepth];
+        this.eagerBytes = EAGER_BYTES;
+        this.bounceFirst = dataSlots + SPARE;
+        this.bounceCount = dataSlots;
+        this.signalEvery = Math.max(1, Math.min(dataSlots, sqDepth) / 2);
+        this.slotRKey = slotRKey;
         final int n = dataSlots + SPARE;
         inSlot = new int[n];
         inLen = new int[n];
         inTag = new int[n];
+        inRepost = new boolean[n];
         for (int i = 0; i < MAX_SGE; i++) {
             gather[i] = new DataSegment();
         }
     }
 
+    /** Receive slots per peer: the queue pair's receive queue depth. */
     static int slotsPerPeer(final int dataSlots) {
         return dataSlots + SPARE;
+    }
+
+    /** Slots of memory per peer: the receive slots, then as many bounce slots as data slots. */
+    static int regionSlots(final int dataSlots) {
+        return slotsPerPeer(dataSlots) + dataSlots;
     }
 
     static long id(final long kind, final int peer, final int slot) {
@@ -84,7 +145,7 @@ final class Channel {
     }
 
     void postRecv(final int slot) {
-        recvSegment[0].set(slotAddress + (long) slot * slotBytes, slotBytes, slotKey);
+        recvSegment[0].set(slotAddress + (long) buffer(slot) * slotBytes, slotBytes, slotKey);
         qp.recv(id(KIND_RECV, peer, slot), recvSegment, 1);
     }
 
@@ -95,14 +156,30 @@ final class Channel {
         }
     }
 
+    /** The buffer of receive {@code slot}: itself, or in write mode a spare slot (data slots are write targets). */
+    private int buffer(final int slot) {
+        return WRITE_MODE ? dataSlots + slot % SPARE : slot;
+    }
+
     /**
-     * A chunk arrived in a slot.
+     * A chunk arrived: by a send into receive {@code slot}'s buffer, or in write mode (data only; credits and the
+     * advertisement are sends there too) by a write with immediate into the next data slot.
      *
      * @return true if it carried data and waits to be consumed
+     * @throws IllegalStateException if the peer overran its credits or sent a malformed advertisement
      */
     boolean arrived(final int slot, final int length, final int immediate) {
         credits += immediate >>> 16 & 0x7fff;
         if ((immediate & CREDIT_ONLY) != 0) {
+            if ((immediate & 0xffff) == ADVERT) {
+                if (!WRITE_MODE || length != ADVERT_BYTES) {
+                    throw new IllegalStateException("peer " + peer + " sent a malformed slot advertisement");
+                }
+                final long at = (long) buffer(slot) * slotBytes;
+                remoteSlots = slots.get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, at);
+                remoteKey = slots.get(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED, at + 8);
+                remoteKnown = true;
+            }
             postRecv(slot);
             return false;
         }
@@ -110,7 +187,15 @@ final class Channel {
             throw new IllegalStateException("peer " + peer + " overran its credits");
         }
         final int at = (inHead + inCount) % inSlot.length;
-        inSlot[at] = slot;
+        if (WRITE_MODE) {
+            inSlot[at] = writeArrived;
+            inRepost[at] = false;
+            writeArrived = writeArrived + 1 == dataSlots ? 0 : writeArrived + 1;
+            postRecv(slot);
+        } else {
+            inSlot[at] = slot;
+            inRepost[at] = true;
+        }
         inLen[at] = length;
         inTag[at] = immediate & 0xffff;
         inCount++;
@@ -140,9 +225,12 @@ final class Channel {
             }
             scatter(s, op, recvOff, (long) slot * slotBytes, len);
             recvOff += len;
+            final boolean repost = inRepost[inHead];
             inHead = (inHead + 1) % inSlot.length;
             inCount--;
-            postRecv(slot);
+            if (repost) {
+                postRecv(slot);
+            }
             toReturn++;
             if (recvOff == s.total[op]) {
                 recvQ.poll();
@@ -172,23 +260,49 @@ final class Channel {
     }
 
     /**
-     * Posts as many chunks of the queued sends as credits and the send queue allow, then a credit-only send if
-     * half the slots are owed.
+     * Posts as many chunks of the queued sends as credits, bounce slots and the send queue allow, then a
+     * credit-only send if half the slots are owed.
      *
      * @return how many send operations were fully posted
      */
     int pumpSends(final Schedule s, final int tag) {
         int done = 0;
-        while (!sendQ.isEmpty() && credits > 0 && sqInUse < sqDepth) {
+        if (WRITE_MODE && !advertised && sqInUse < sqDepth && bounceInUse < bounceCount) {
+            advertise();
+        }
+        while (!sendQ.isEmpty() && credits > 0 && sqInUse < sqDepth && (!WRITE_MODE || remoteKnown)) {
             final int op = sendQ.peek();
             final long total = s.total[op];
-            final int n = gatherChunk(s, op, sendOff, (int) Math.min(slotBytes, total - sendOff));
+            final int max = (int) Math.min(slotBytes, total - sendOff);
+            final int n;
+            final byte kind;
+            if (total <= eagerBytes) {
+                if (bounceInUse == bounceCount) {
+                    break;
+                }
+                final int slot = bounceFirst + bounceNext;
+                n = copyChunk(s, op, sendOff, max, (long) slot * slotBytes);
+                gather[0].set(slotAddress + (long) slot * slotBytes, n, slotKey);
+                sgeCount = 1;
+                bounceNext = bounceNext + 1 == bounceCount ? 0 : bounceNext + 1;
+                bounceInUse++;
+                kind = WR_BOUNCE;
+            } else {
+                n = gatherChunk(s, op, sendOff, max);
+                postedChunks++;
+                kind = WR_ZERO_COPY;
+            }
             final int imm = Math.min(toReturn, 0x7fff) << 16 | tag & 0xffff;
-            qp.send(id(KIND_SEND, peer, 0), gather, sgeCount, WrFlags.IMMEDIATE, imm);
+            if (WRITE_MODE) {
+                qp.write(id(KIND_SEND, peer, 0), gather, sgeCount, remoteSlots + (long) writeNext * slotBytes,
+                    remoteKey, WrFlags.IMMEDIATE | signal(kind), imm);
+                writeNext = writeNext + 1 == dataSlots ? 0 : writeNext + 1;
+            } else {
+                qp.send(id(KIND_SEND, peer, 0), gather, sgeCount, WrFlags.IMMEDIATE | signal(kind), imm);
+            }
             toReturn -= Math.min(toReturn, 0x7fff);
             credits--;
-            sqInUse++;
-            postedChunks++;
+            pushed(kind);
             sendOff += n;
             if (sendOff == total) {
                 sendQ.poll();
@@ -198,11 +312,82 @@ final class Channel {
         }
         if (toReturn >= threshold && sqInUse < sqDepth) {
             final int give = Math.min(toReturn, 0x7fff);
-            qp.send(id(KIND_CREDIT, peer, 0), gather, 0, WrFlags.IMMEDIATE, CREDIT_ONLY | give << 16);
+            qp.send(id(KIND_CREDIT, peer, 0), gather, 0, WrFlags.IMMEDIATE | signal(WR_CREDIT),
+                CREDIT_ONLY | give << 16);
             toReturn -= give;
-            sqInUse++;
+            pushed(WR_CREDIT);
         }
         return done;
+    }
+
+    /** Write mode: tells the peer where this channel's data slots are, once, from a bounce slot. */
+    private void advertise() {
+        final int slot = bounceFirst + bounceNext;
+        final long at = (long) slot * slotBytes;
+        slots.set(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, at, slotAddress);
+        slots.set(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED, at + 8, slotRKey);
+        gather[0].set(slotAddress + at, ADVERT_BYTES, slotKey);
+        bounceNext = bounceNext + 1 == bounceCount ? 0 : bounceNext + 1;
+        bounceInUse++;
+        qp.send(id(KIND_CREDIT, peer, 0), gather, 1, WrFlags.IMMEDIATE | signal(WR_BOUNCE), CREDIT_ONLY | ADVERT);
+        pushed(WR_BOUNCE);
+        advertised = true;
+    }
+
+    /** SUPPRESSED unless this send must report: every zero-copy chunk and every {@link #signalEvery}-th send. */
+    private int signal(final byte kind) {
+        if (kind == WR_ZERO_COPY || ++sinceSignal >= signalEvery) {
+            sinceSignal = 0;
+            return 0;
+        }
+        return WrFlags.SUPPRESSED;
+    }
+
+    private void pushed(final byte kind) {
+        final int at = wrHead + sqInUse;
+        wrKind[at >= sqDepth ? at - sqDepth : at] = kind;
+        sqInUse++;
+    }
+
+    /**
+     * A send completion retired {@code reaped} send-queue entries, oldest first (the signaled one and the unsignaled
+     * ones before it): their bounce slots are free again.
+     *
+     * @return how many of them were zero-copy chunks
+     */
+    int completed(final int reaped) {
+        int zeroCopy = 0;
+        for (int i = 0; i < reaped && sqInUse > 0; i++) {
+            final byte k = wrKind[wrHead];
+            wrHead = wrHead + 1 == sqDepth ? 0 : wrHead + 1;
+            sqInUse--;
+            if (k == WR_BOUNCE) {
+                bounceInUse--;
+            } else if (k == WR_ZERO_COPY) {
+                zeroCopy++;
+            }
+        }
+        return zeroCopy;
+    }
+
+    /** Copies up to {@code max} bytes of the message from {@code at} into the slot region at {@code slotOff}. */
+    private int copyChunk(final Schedule s, final int op, final long at, final int max, final long slotOff) {
+        long skip = at;
+        long to = slotOff;
+        int left = max;
+        for (int b = s.first[op], end = b + s.count[op]; b < end && left > 0; b++) {
+            final int bl = s.blockLen[b];
+            if (skip >= bl) {
+                skip -= bl;
+                continue;
+            }
+            final int n = (int) Math.min(bl - skip, left);
+            MemorySegment.copy(s.segs[s.blockBuf[b]], s.blockOff[b] + skip, slots, to, n);
+            to += n;
+            left -= n;
+            skip = 0;
+        }
+        return max - left;
     }
 
     private int sgeCount;

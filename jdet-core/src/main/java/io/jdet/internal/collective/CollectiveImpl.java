@@ -55,7 +55,7 @@ public final class CollectiveImpl implements Collective {
 
     /** Set by the joiner: one channel per peer (null at this rank), their completion queue and slot memory. */
     private Channel[] channels;
-    private CompletionQueue dataCq;
+    private CqImpl dataCq;
     private final List<AutoCloseable> resources = new ArrayList<>();
 
     private final ArrayDeque<Request> queue = new ArrayDeque<>();
@@ -452,7 +452,7 @@ public final class CollectiveImpl implements Collective {
         try {
             resources.addAll(owned);
             channels = mesh;
-            dataCq = meshCq;
+            dataCq = (CqImpl) meshCq;
             if (state != State.JOINING) {
                 return;
             }
@@ -503,7 +503,7 @@ public final class CollectiveImpl implements Collective {
             }
             final long now = System.nanoTime();
             int n;
-            while ((n = dataCq.poll(wcs)) > 0) {
+            while ((n = dataCq.drain(wcs)) > 0) {
                 for (int i = 0; i < n; i++) {
                     handle(wcs[i], now);
                     if (state != State.JOINED) {
@@ -542,10 +542,7 @@ public final class CollectiveImpl implements Collective {
         if (kind == Channel.KIND_RECV) {
             ch.arrived((int) id, wc.length(), wc.immediate());
         } else {
-            ch.sqInUse -= wc.reapCount();
-            if (kind == Channel.KIND_SEND) {
-                chunksInFlight--;
-            }
+            chunksInFlight -= ch.completed(wc.reapCount());
         }
         lastProgressNs = now;
     }

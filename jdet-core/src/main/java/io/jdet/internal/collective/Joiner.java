@@ -87,8 +87,10 @@ final class Joiner implements Runnable {
             final int sqDepth = 2 * dataSlots + Channel.SPARE;
             dataCq = own(nic.createCq((p - 1) * (sqDepth + perPeer) + 64, null));
             final Arena arena = own(Arena.ofShared());
-            final MemorySegment slotMem = arena.allocate((long) (p - 1) * perPeer * slotBytes, 64);
-            final MemoryRegion slotMr = own(co.pd.regMr(slotMem, Access.LOCAL_READ | Access.LOCAL_WRITE));
+            final int regionSlots = Channel.regionSlots(dataSlots);
+            final MemorySegment slotMem = arena.allocate((long) (p - 1) * regionSlots * slotBytes, 64);
+            final MemoryRegion slotMr = own(co.pd.regMr(slotMem, Access.LOCAL_READ | Access.LOCAL_WRITE
+                | (Channel.WRITE_MODE ? Access.REMOTE_WRITE : 0)));
             final Channel[] mesh = new Channel[p];
             final int[] myQps = new int[p];
             myPsns = new long[p];
@@ -99,9 +101,10 @@ final class Joiner implements Runnable {
                 }
                 final QueuePair qp = silent(own(co.pd.createQp(new QpCreate(dataCq, dataCq, sqDepth, perPeer,
                     Channel.MAX_SGE, 1, 1, 1))));
-                final long base = (long) k * perPeer * slotBytes;
-                mesh[j] = new Channel(j, qp, sqDepth, slotMem.asSlice(base, (long) perPeer * slotBytes),
-                    slotMr.address() + base, slotMr.lKey(), slotBytes, dataSlots);
+                final long base = (long) k * regionSlots * slotBytes;
+                mesh[j] = new Channel(j, qp, sqDepth, slotMem.asSlice(base, (long) regionSlots * slotBytes),
+                    slotMr.address() + base, slotMr.lKey(), Channel.WRITE_MODE ? slotMr.rKey() : 0, slotBytes,
+                    dataSlots);
                 mesh[j].postAll();
                 myQps[j] = qp.number();
                 myPsns[j] = qp.query().localPsn();

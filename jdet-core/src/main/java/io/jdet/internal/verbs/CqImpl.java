@@ -213,36 +213,81 @@ public final class CqImpl implements CompletionQueue {
     public int poll(final WorkCompletion[] completions, final int max) {
         final int limit = Math.min(max, completions.length);
         final Runnable[] work = hooks;
-        for (final Runnable hook : work) {
-            hook.run();
+        if (work.length > 0) {
+            // One engine pass for the poll: the hooks (collective groups) then drain what it received and post
+            // their next steps, and their completions are handed out below without a second pass (a receive
+            // system call saved per poll).
+            nic.lockDataPath();
+            try {
+                if (closed) {
+                    throw new IllegalStateException("completion queue destroyed");
+                }
+                progressQuietly();
+            } finally {
+                nic.lock.unlock();
+            }
+            for (final Runnable hook : work) {
+                hook.run();
+            }
         }
         nic.lockDataPath();
         try {
             if (closed) {
                 throw new IllegalStateException("completion queue destroyed");
             }
-            try {
-                nic.progress(System.nanoTime());
-            } catch (final RuntimeException e) {
-                // The engine's failure is not the caller's: count it and hand out what is complete.
-                nic.counters.engineErrors++;
+            if (work.length == 0) {
+                progressQuietly();
             }
-            int n = 0;
-            while (n < limit && count > 0) {
-                final QpImpl qp = qps[head];
-                completions[n++].set(ids[head], statuses[head], types[head], flags[head], lengths[head],
-                    immediates[head], invalidated[head], reaps[head], qp);
-                if (qp != null && qp.epoch == epochs[head]) {
-                    qp.retire(receive[head], reaps[head]);
-                }
-                qps[head] = null;
-                head = head + 1 == size ? 0 : head + 1;
-                count--;
-            }
-            return n;
+            return take(completions, limit);
         } finally {
             nic.lock.unlock();
         }
+    }
+
+    /**
+     * Takes completions (as many as fit) without running the engine or the hooks: for a collective group's hook,
+     * which the poll of its group's queue runs right after an engine pass.
+     *
+     * @param completions where to put them
+     * @return how many were taken
+     * @throws IllegalStateException if the queue was destroyed
+     */
+    public int drain(final WorkCompletion[] completions) {
+        nic.lockDataPath();
+        try {
+            if (closed) {
+                throw new IllegalStateException("completion queue destroyed");
+            }
+            return take(completions, completions.length);
+        } finally {
+            nic.lock.unlock();
+        }
+    }
+
+    private void progressQuietly() {
+        try {
+            nic.progress(System.nanoTime());
+        } catch (final RuntimeException e) {
+            // The engine's failure is not the caller's: count it and hand out what is complete.
+            nic.counters.engineErrors++;
+        }
+    }
+
+    /** Hands out up to {@code limit} completions; engine lock held. */
+    private int take(final WorkCompletion[] completions, final int limit) {
+        int n = 0;
+        while (n < limit && count > 0) {
+            final QpImpl qp = qps[head];
+            completions[n++].set(ids[head], statuses[head], types[head], flags[head], lengths[head],
+                immediates[head], invalidated[head], reaps[head], qp);
+            if (qp != null && qp.epoch == epochs[head]) {
+                qp.retire(receive[head], reaps[head]);
+            }
+            qps[head] = null;
+            head = head + 1 == size ? 0 : head + 1;
+            count--;
+        }
+        return n;
     }
 
     @Override

@@ -41,18 +41,20 @@ public final class CollectiveBench {
      *
      * @param config its tests (all {@code co-*}), sizes, iterations, warm-up, NIC, timeout and JSON file
      * @param ranks  members of the group
+     * @param threadPerMember whether each member runs on its own thread (else one thread drives all)
      * @param out    the table
      * @param err    progress lines (unless quiet)
      * @throws PerfException if an operation fails or a wait runs out
      */
-    public static void run(final PerfConfig config, final int ranks, final PrintWriter out, final PrintWriter err) {
+    public static void run(final PerfConfig config, final int ranks, final boolean threadPerMember,
+                           final PrintWriter out, final PrintWriter err) {
         final String nic = config.nicName();
         final Configuration device = new Configuration();
         final CollectiveTuning tuning = device.collectives();
         final double[] ab = alphaBeta(config, nic, device);
         final CostModel model = new CostModel(ab[0], ab[1], tuning);
-        out.printf(Locale.ROOT, "# jdet perf collectives: %d members on %s in one JVM, one thread driving all%n",
-            ranks, nic);
+        out.printf(Locale.ROOT, "# jdet perf collectives: %d members on %s in one JVM, %s%n", ranks, nic,
+            driver(threadPerMember));
         out.printf(Locale.ROOT, "# alpha %.2f us, beta %.4f ns/B (2-member broadcast of 8 B and 1 MiB, same link);"
             + " model without the reduction's compute%n", ab[0], ab[1] * 1000);
         final List<Figure> figures = new ArrayList<>();
@@ -69,7 +71,7 @@ public final class CollectiveBench {
                     }
                     final long iterations = iterations(config, kind, size, ranks);
                     final double avg = measure(members, kind, size, iterations, config.warmup(iterations),
-                        minWarmupNs(config));
+                        minWarmupNs(config), threadPerMember);
                     final CostModel.Prediction prediction = model.predict(kind, size, ranks);
                     final Figure f = new Figure(kind, size, iterations, avg, prediction.algorithm(), prediction.us());
                     figures.add(f);
@@ -80,8 +82,12 @@ public final class CollectiveBench {
             }
         }
         if (config.json() != null) {
-            write(config, nic, ranks, ab, figures);
+            write(config, nic, ranks, ab, figures, driver(threadPerMember));
         }
+    }
+
+    private static String driver(final boolean threadPerMember) {
+        return threadPerMember ? "a thread per member, each timing its own loop" : "one thread polls every member";
     }
 
     private static long minWarmupNs(final PerfConfig config) {
@@ -90,15 +96,19 @@ public final class CollectiveBench {
 
     /**
      * The average microseconds per operation over {@code iterations}, after {@code warmup} unmeasured ones (and at
-     * least {@code minWarmupNs} of them).
+     * least {@code minWarmupNs} of them, driven by one thread); with {@code threadPerMember} the measured ones run on
+     * a thread per member (the average over the members of each one's average).
      */
     static double measure(final Members members, final TestKind kind, final int size, final long iterations,
-                          final long warmup, final long minWarmupNs) {
+                          final long warmup, final long minWarmupNs, final boolean threadPerMember) {
         members.buffers(kind, size);
         try {
             final long warmStart = System.nanoTime();
             for (long i = 0; i < warmup || System.nanoTime() - warmStart < minWarmupNs; i++) {
                 members.once(kind, (int) (i % members.p));
+            }
+            if (threadPerMember) {
+                return members.threaded(kind, iterations);
             }
             final long start = System.nanoTime();
             for (long i = 0; i < iterations; i++) {
@@ -126,19 +136,19 @@ public final class CollectiveBench {
             final long small = config.iterations() > 0 ? config.iterations() : 1000;
             final long large = config.iterations() > 0 ? config.iterations() : 50;
             final double alpha = measure(pair, TestKind.CO_BCAST, 8, small, config.warmup(small),
-                3 * minWarmupNs(config));
+                3 * minWarmupNs(config), false);
             final double big = measure(pair, TestKind.CO_BCAST, BETA_BYTES, large, config.warmup(large),
-                minWarmupNs(config));
+                minWarmupNs(config), false);
             return new double[] {alpha, Math.max(0, big - alpha) / BETA_BYTES};
         }
     }
 
     private static void write(final PerfConfig config, final String nic, final int ranks, final double[] ab,
-                              final List<Figure> figures) {
+                              final List<Figure> figures, final String driver) {
         final StringBuilder sb = new StringBuilder(256 + 160 * figures.size());
         sb.append("{\n  \"format\": \"jdet-perf-collectives/1\",\n  \"nic\": \"").append(nic.replace("\"", ""))
             .append("\",\n  \"ranks\": ").append(ranks)
-            .append(",\n  \"driver\": \"one thread polls every member\",")
+            .append(",\n  \"driver\": \"").append(driver).append("\",")
             .append(String.format(Locale.ROOT, "%n  \"alpha_us\": %.4f,%n  \"beta_ns_per_byte\": %.6f,", ab[0],
                 ab[1] * 1000))
             .append("\n  \"results\": [");

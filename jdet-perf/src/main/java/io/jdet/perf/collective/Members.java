@@ -18,12 +18,17 @@ import io.jdet.perf.PerfException;
 import io.jdet.perf.TestKind;
 
 import java.lang.foreign.Arena;
+import java.util.concurrent.BrokenBarrierException;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The members of one collective group in this JVM, each on its own NIC (UDP on loopback, or the in-process fabric),
  * driven by the calling thread alone: an operation is posted on every member in rank order, then every member is
- * polled in turn until each has completed it (jdet's progress is driven by the caller, so one thread suffices).
+ * polled in turn until each has completed it (jdet's progress is driven by the caller, so one thread suffices); or,
+ * with {@link #threaded}, by a thread per member, each timing its own back-to-back operations as an MPI rank does.
  */
 final class Members implements AutoCloseable {
     private static final long TAG_BASE = 0x5045_5246_0000L;
@@ -132,17 +137,88 @@ final class Members implements AutoCloseable {
     void once(final TestKind kind, final int root) {
         id++;
         for (int i = 0; i < p; i++) {
-            switch (kind) {
-                case CO_BARRIER -> cos[i].barrier(id, 0);
-                case CO_BCAST -> cos[i].bcast(id, root, ds(i == root ? src[i] : dst[i]), 0);
-                case CO_ALLGATHER -> cos[i].allgather(id, ds(src[i]), ds(dst[i]), 0);
-                case CO_ALLTOALL -> cos[i].alltoall(id, ds(src[i]), ds(dst[i]), 0);
-                case CO_ALLREDUCE -> cos[i].allreduce(id, ds(src[i]), ds(dst[i]), ReduceOp.SUM, ReduceType.INT64,
-                    0);
-                default -> throw new IllegalArgumentException(kind + " is not a collective");
-            }
+            post(i, kind, root, id);
         }
         awaitAll(kind.label());
+    }
+
+    private void post(final int i, final TestKind kind, final int root, final long opId) {
+        switch (kind) {
+            case CO_BARRIER -> cos[i].barrier(opId, 0);
+            case CO_BCAST -> cos[i].bcast(opId, root, ds(i == root ? src[i] : dst[i]), 0);
+            case CO_ALLGATHER -> cos[i].allgather(opId, ds(src[i]), ds(dst[i]), 0);
+            case CO_ALLTOALL -> cos[i].alltoall(opId, ds(src[i]), ds(dst[i]), 0);
+            case CO_ALLREDUCE -> cos[i].allreduce(opId, ds(src[i]), ds(dst[i]), ReduceOp.SUM, ReduceType.INT64, 0);
+            default -> throw new IllegalArgumentException(kind + " is not a collective");
+        }
+    }
+
+    /**
+     * Runs {@code iterations} operations (root 0) with a thread per member: each posts, polls its own queue until
+     * its completion and goes on at once, timing its own loop from a common start, as each rank of co_bench.c does.
+     *
+     * @return the members' average microseconds per operation, averaged over the members
+     * @throws PerfException if an operation fails or a wait runs out
+     */
+    double threaded(final TestKind kind, final long iterations) {
+        final double[] avg = new double[p];
+        final AtomicReference<String> error = new AtomicReference<>();
+        final CyclicBarrier start = new CyclicBarrier(p);
+        final long first = id + 1;
+        final Thread[] threads = new Thread[p];
+        for (int m = 0; m < p; m++) {
+            final int i = m;
+            threads[i] = Thread.ofPlatform().name("jdet-perf-member-" + i).start(() -> {
+                try {
+                    start.await(timeoutMs, TimeUnit.MILLISECONDS);
+                    final WorkCompletion[] mine = {new WorkCompletion()};
+                    final long t0 = System.nanoTime();
+                    for (long k = 0; k < iterations && error.get() == null; k++) {
+                        post(i, kind, 0, first + k);
+                        awaitOne(i, mine, kind.label());
+                    }
+                    avg[i] = (System.nanoTime() - t0) / 1e3 / iterations;
+                } catch (final InterruptedException | BrokenBarrierException | TimeoutException
+                               | RuntimeException e) {
+                    error.compareAndSet(null, "member " + i + ": " + e);
+                    start.reset();
+                }
+            });
+        }
+        id += iterations;
+        for (final Thread t : threads) {
+            try {
+                t.join();
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new PerfException("interrupted while the members ran", e);
+            }
+        }
+        if (error.get() != null) {
+            throw new PerfException(kind.label() + " with a thread per member failed: " + error.get());
+        }
+        double sum = 0;
+        for (final double a : avg) {
+            sum += a;
+        }
+        return sum / p;
+    }
+
+    /** Polls member i's queue until one completion, a success, within the timeout; yields while idle. */
+    private void awaitOne(final int i, final WorkCompletion[] wc, final String what) {
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        for (int idle = 1; cqs[i].poll(wc) == 0; idle++) {
+            if ((idle & 63) == 0) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw new PerfException(what + " at rank " + i + " did not complete within " + timeoutMs
+                        + " ms");
+                }
+                Thread.yield(); // more members than cores: let the others run, as Open MPI's ranks do
+            }
+        }
+        if (wc[0].status() != WcStatus.SUCCESS) {
+            throw new PerfException(what + " failed at rank " + i + ": " + wc[0]);
+        }
     }
 
     private void awaitAll(final String what) {
