@@ -61,22 +61,7 @@ class CollectiveUdpFaultsTest {
         }
     }
 
-    /**
-     * A joined group, trying up to three groups: a join under duplicated frames can hit the join flake being fixed
-     * on main (a retransmitted, already-refused join request leaves the root waiting for a confirmation); this test
-     * is about the verbs. Use one attempt again once that fix is merged.
-     */
     private static Group joined(final Configuration c) {
-        AssertionError last = null;
-        for (int attempt = 0; attempt < 3; attempt++) {
-            final Group g = new Group(P, c, "udp:127.0.0.1:0");
-            try {
-                return g.joined();
-            } catch (final AssertionError e) {
-                last = e;
-                g.close();
-            }
-        }
-        throw last;
+        return new Group(P, c, "udp:127.0.0.1:0").joined();
     }
 }

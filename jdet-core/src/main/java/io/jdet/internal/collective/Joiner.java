@@ -141,6 +141,15 @@ final class Joiner implements Runnable {
         return resource;
     }
 
+    /**
+     * The longest the root waits for one member's confirmation of an acceptance: a quarter of the join's timeout,
+     * at least 2 s. A live member confirms within a few round trips (it repeats its request until answered and
+     * its READY three times); a request it gave up is never confirmed.
+     */
+    private long acceptMs() {
+        return Math.max(2_000, co.tuning.timeoutMs() / 4);
+    }
+
     private long remainingMs() {
         final long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
         if (left <= 0 || co.closing() || Thread.currentThread().isInterrupted()) {
@@ -204,14 +213,17 @@ final class Joiner implements Runnable {
             final QueuePair qp = ctrlQp();
             recv(qp, RECORD, rank, recordOff(rank), recordMax);
             recv(qp, CONNECTED, rank, 0, 0);
+            final long left = remainingMs();
             try {
-                req.accept(qp, null, remainingMs());
+                req.accept(qp, null, Math.min(left, acceptMs()));
             } catch (final DetException e) {
-                if (e.errno() != Errno.ECONNRESET) {
+                if (e.errno() != Errno.ECONNRESET && (e.errno() != Errno.ETIMEDOUT || left <= acceptMs())) {
                     throw e;
                 }
                 // A retransmission of a request the member gave up (refused while this side did not listen yet):
-                // its live request is queued behind this one. The queue pair's flushed receives are not failures.
+                // its live request is queued behind this one. The member says so (ECONNRESET); if that answer or
+                // the acceptance was lost, the shorter wait for its confirmation ends it. The queue pair's flushed
+                // receives are not failures.
                 abandoned.add(qp);
                 continue;
             }
