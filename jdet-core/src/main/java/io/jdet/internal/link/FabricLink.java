@@ -7,9 +7,11 @@ import java.lang.foreign.MemorySegment;
 import java.util.Map;
 
 /**
- * The in-process link: a NIC on a named {@link Fabric}. Sending copies the frame straight from registered memory
- * into the receiving NIC's {@link FrameRing}; receiving hands ring slots to the engine, which copies once more
- * into the target memory. A full ring pushes back ({@link #send} returns false) instead of dropping. Memory cannot
+ * The in-process link: a NIC on a named {@link Fabric}. Sending copies the frame's header into the receiving NIC's
+ * {@link FrameRing}, and its payload too unless it is one large piece of lent registered memory: then the slot
+ * carries a reference, and the receiving engine copies the payload once, straight from the sender's memory into
+ * the target ({@link FrameHandler#takesPayloadApart()}). {@link #settle()} copies what is still lent into the
+ * slots when the sender needs its memory back. A full ring pushes back ({@link #send} returns false) instead of dropping. Memory cannot
  * corrupt a frame, so frames carry no CRC ({@link #checksummed()}) unless fault injection corrupts them on purpose.
  * Its address is {@code loop:<fabric>/<number>}.
  */
@@ -116,6 +118,22 @@ public final class FabricLink implements Link {
         }
     }
 
+    /**
+     * Copies into the rings the payload of every frame this endpoint lent and its receiver has not consumed yet,
+     * on every endpoint of the fabric (this one included, for a NIC that talks to itself). Raises nothing.
+     */
+    @Override
+    public void settle() {
+        // Inside a frame handler (the engine drains this ring), waiting for another consumer could deadlock: one
+        // in the middle of reading a lent frame finishes it within its own handler call instead.
+        final boolean wait = !ring.consuming();
+        for (final FabricLink endpoint : fabric.endpoints()) {
+            if (endpoint != null) {
+                endpoint.ring.settle(id, wait);
+            }
+        }
+    }
+
     @Override
     public int receive(final FrameHandler handler, final int max) {
         return ring.drain(handler, max, rxCrc, rxDrops);
@@ -145,6 +163,7 @@ public final class FabricLink implements Link {
             return;
         }
         closed = true;
+        settle();
         fabric.leave(id);
         ring.close();
     }
