@@ -25,6 +25,11 @@ public final class FabricLink implements Link {
     private final FrameCrc rxCrc = new FrameCrc();
     /** Inbound frames dropped, by cause: see {@link FrameRing#drain}. */
     private final long[] rxDrops = new long[2];
+    /**
+     * Whether a frame sent since the last {@link #settle} may have lent its payload: a settle with nothing lent
+     * skips the scan of every ring on the fabric. Volatile, since closing may run without the engine lock.
+     */
+    private volatile boolean lentSinceSettle;
     private long peerGone;
     private long sendErrors;
     private boolean closed;
@@ -108,6 +113,9 @@ public final class FabricLink implements Link {
             peerGone++;
             return true;
         }
+        if (!lentSinceSettle && FrameRing.lends(crc, payload)) {
+            lentSinceSettle = true; // before the offer: a settle that starts after it sees the frame in the ring
+        }
         try {
             return target.ring.offer(id, crc, header, headerLength, payload);
         } catch (final IllegalStateException | WrongThreadException sourceUnusable) {
@@ -126,6 +134,10 @@ public final class FabricLink implements Link {
     public void settle() {
         // Inside a frame handler (the engine drains this ring), waiting for another consumer could deadlock: one
         // in the middle of reading a lent frame finishes it within its own handler call instead.
+        if (!lentSinceSettle) {
+            return;
+        }
+        lentSinceSettle = false;
         final boolean wait = !ring.consuming();
         for (final FabricLink endpoint : fabric.endpoints()) {
             if (endpoint != null) {

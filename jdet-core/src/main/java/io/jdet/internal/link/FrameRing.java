@@ -150,7 +150,7 @@ final class FrameRing implements AutoCloseable {
         }
         final MemorySegment slot = slots[i];
         // A sealed frame's CRC covers its payload, which the consumer checks in the slot: only plain frames lend.
-        final boolean lend = !crc && payload.count() == 1 && payload.totalLength() >= LEND_MIN && payload.lendable();
+        final boolean lend = lends(crc, payload);
         int published = ABORTED_LENGTH;
         try {
             MemorySegment.copy(header, 0, slot, 0, headerLength);
@@ -179,6 +179,18 @@ final class FrameRing implements AutoCloseable {
         }
         wakeup();
         return true;
+    }
+
+    /**
+     * Whether {@link #offer} publishes this payload as a reference rather than a copy: one piece of lent memory, at
+     * least {@link #LEND_MIN} bytes, in a frame without a CRC. Raises nothing.
+     *
+     * @param crc     whether the sender seals the frame
+     * @param payload the payload pieces
+     * @return true if the payload would be lent
+     */
+    static boolean lends(final boolean crc, final FrameGather payload) {
+        return !crc && payload.count() == 1 && payload.totalLength() >= LEND_MIN && payload.lendable();
     }
 
     /**
