@@ -134,6 +134,15 @@ final class Fabric {
         return members == 0;
     }
 
+    /**
+     * The endpoint table as it stands, for a scan; the caller must not change it.
+     *
+     * @return the endpoints, null where a number is free
+     */
+    FabricLink[] endpoints() {
+        return endpoints;
+    }
+
     FabricLink endpoint(final long id) {
         final FabricLink[] current = endpoints;
         return id > 0 && id < current.length ? current[(int) id] : null;

@@ -7,9 +7,11 @@ import java.lang.foreign.MemorySegment;
 import java.util.Map;
 
 /**
- * The in-process link: a NIC on a named {@link Fabric}. Sending copies the frame straight from registered memory
- * into the receiving NIC's {@link FrameRing}; receiving hands ring slots to the engine, which copies once more
- * into the target memory. A full ring pushes back ({@link #send} returns false) instead of dropping. Memory cannot
+ * The in-process link: a NIC on a named {@link Fabric}. Sending copies the frame's header into the receiving NIC's
+ * {@link FrameRing}, and its payload too unless it is one large piece of lent registered memory: then the slot
+ * carries a reference, and the receiving engine copies the payload once, straight from the sender's memory into
+ * the target ({@link FrameHandler#takesPayloadApart()}). {@link #settle()} copies what is still lent into the
+ * slots when the sender needs its memory back. A full ring pushes back ({@link #send} returns false) instead of dropping. Memory cannot
  * corrupt a frame, so frames carry no CRC ({@link #checksummed()}) unless fault injection corrupts them on purpose.
  * Its address is {@code loop:<fabric>/<number>}.
  */
@@ -23,6 +25,11 @@ public final class FabricLink implements Link {
     private final FrameCrc rxCrc = new FrameCrc();
     /** Inbound frames dropped, by cause: see {@link FrameRing#drain}. */
     private final long[] rxDrops = new long[2];
+    /**
+     * Whether a frame sent since the last {@link #settle} may have lent its payload: a settle with nothing lent
+     * skips the scan of every ring on the fabric. Volatile, since closing may run without the engine lock.
+     */
+    private volatile boolean lentSinceSettle;
     private long peerGone;
     private long sendErrors;
     private boolean closed;
@@ -106,6 +113,9 @@ public final class FabricLink implements Link {
             peerGone++;
             return true;
         }
+        if (!lentSinceSettle && FrameRing.lends(crc, payload)) {
+            lentSinceSettle = true; // before the offer: a settle that starts after it sees the frame in the ring
+        }
         try {
             return target.ring.offer(id, crc, header, headerLength, payload);
         } catch (final IllegalStateException | WrongThreadException sourceUnusable) {
@@ -113,6 +123,26 @@ public final class FabricLink implements Link {
             // aborted, and the frame is lost, as on a wire; the protocol retransmits or gives up.
             sendErrors++;
             return true;
+        }
+    }
+
+    /**
+     * Copies into the rings the payload of every frame this endpoint lent and its receiver has not consumed yet,
+     * on every endpoint of the fabric (this one included, for a NIC that talks to itself). Raises nothing.
+     */
+    @Override
+    public void settle() {
+        // Inside a frame handler (the engine drains this ring), waiting for another consumer could deadlock: one
+        // in the middle of reading a lent frame finishes it within its own handler call instead.
+        if (!lentSinceSettle) {
+            return;
+        }
+        lentSinceSettle = false;
+        final boolean wait = !ring.consuming();
+        for (final FabricLink endpoint : fabric.endpoints()) {
+            if (endpoint != null) {
+                endpoint.ring.settle(id, wait);
+            }
         }
     }
 
@@ -145,6 +175,7 @@ public final class FabricLink implements Link {
             return;
         }
         closed = true;
+        settle();
         fabric.leave(id);
         ring.close();
     }

@@ -54,6 +54,11 @@ public abstract class ForwardingLink implements Link {
     }
 
     @Override
+    public void settle() {
+        inner.settle();
+    }
+
+    @Override
     public void flush() {
         inner.flush();
     }

@@ -26,6 +26,14 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Two threads may wait for frames at once ({@link #await}): the NIC's progress thread and an application thread
  * waiting for an event ({@link Link#PROGRESS}, {@link Link#APPLICATION}); a producer unparks both after it
  * publishes. A {@link #wakeup(int)} is remembered until that waiter's next await, as an eventfd remembers it.
+ *
+ * <p>Lent payloads: a frame whose payload is one piece of lent registered memory ({@link FrameGather#lendable()})
+ * of at least {@link #LEND_MIN} bytes is published with its header copied and only a reference to the payload, so
+ * that a consumer that {@linkplain FrameHandler#takesPayloadApart() takes payloads apart} copies each byte once,
+ * from the sender's memory straight into the target. Each such slot has a state: {@link #LENT} from publication,
+ * {@link #CONSUMING} while the consumer hands it over, {@link #SETTLING} while {@link #settle} copies the payload
+ * into the slot after all (the sender needs its memory back), and {@link #PLAIN} otherwise; a CAS from
+ * {@code LENT} decides which of the two reads the sender's memory, and the other waits for {@code PLAIN}.
  */
 final class FrameRing implements AutoCloseable {
     private static final VarHandle HEAD;
@@ -44,6 +52,16 @@ final class FrameRing implements AutoCloseable {
     static final int ABORTED = 1;
     /** The length a slot is published with when its copy failed. */
     private static final int ABORTED_LENGTH = -1;
+    /** The smallest payload lent rather than copied: below it the copy costs less than the bookkeeping. */
+    static final int LEND_MIN = 2048;
+    /** Slot state: the payload, if any, lies in the slot. */
+    private static final int PLAIN = 0;
+    /** Slot state: the payload lies in the sender's memory, untouched so far. */
+    private static final int LENT = 1;
+    /** Slot state: the consumer is handing the lent payload over (reading the sender's memory). */
+    private static final int CONSUMING = 2;
+    /** Slot state: a settle is copying the lent payload into the slot. */
+    private static final int SETTLING = 3;
 
     private final int mask;
     private final int slotSize;
@@ -53,6 +71,14 @@ final class FrameRing implements AutoCloseable {
     private final long[] peers;
     /** Per slot: whether its frame carries a CRC (memory links seal only when fault injection corrupts). */
     private final boolean[] sealed;
+    /** Per slot: the lent payload's memory, or null; with its offset and the header length before it. */
+    private final MemorySegment[] lent;
+    private final long[] lentOffsets;
+    private final int[] headerLengths;
+    /** Per slot: {@link #PLAIN}, {@link #LENT}, {@link #CONSUMING} or {@link #SETTLING}. */
+    private final AtomicIntegerArray state;
+    /** The thread inside {@link #drain}, read only by that thread itself (in {@link #consuming()}); plain. */
+    private Thread consumer;
     /** Slot i is free for producer index t when sequence == t, full for consumer index h when sequence == h+1. */
     private final AtomicLongArray sequence;
     private final AtomicLong tail = new AtomicLong();
@@ -89,6 +115,10 @@ final class FrameRing implements AutoCloseable {
         this.lengths = new int[capacity];
         this.peers = new long[capacity];
         this.sealed = new boolean[capacity];
+        this.lent = new MemorySegment[capacity];
+        this.lentOffsets = new long[capacity];
+        this.headerLengths = new int[capacity];
+        this.state = new AtomicIntegerArray(capacity);
         this.sequence = new AtomicLongArray(capacity);
         // Direct buffers rather than an arena: their memory has no session, so neither the producers' copies
         // nor the consumer's CRC pay a shared-session acquire (a contended CAS) per frame. The GC frees them.
@@ -141,21 +171,50 @@ final class FrameRing implements AutoCloseable {
             }
         }
         final MemorySegment slot = slots[i];
+        // A sealed frame's CRC covers its payload, which the consumer checks in the slot: only plain frames lend.
+        final boolean lend = lends(crc, payload);
         int published = ABORTED_LENGTH;
         try {
             MemorySegment.copy(header, 0, slot, 0, headerLength);
-            payload.copyTo(slot, headerLength);
+            if (lend) {
+                final MemorySegment memory = payload.segment(0);
+                if (!memory.scope().isAlive()) {
+                    throw new IllegalStateException("the payload's arena is closed");
+                }
+                lent[i] = memory;
+                lentOffsets[i] = payload.offset(0);
+                headerLengths[i] = headerLength;
+            } else {
+                payload.copyTo(slot, headerLength);
+            }
             published = length;
         } finally {
             lengths[i] = published;
             peers[i] = peer;
             sealed[i] = crc;
+            if (published != ABORTED_LENGTH && lend) {
+                state.set(i, LENT); // volatile: a settle that sees LENT sees the reference and the peer
+            } else {
+                lent[i] = null;
+            }
             // volatile, not only a release: publishes the slot contents (or its abort) to the consumer, and orders the
             // publication before the read of the waiters below (a waiter registers, then looks at the ring)
             sequence.set(i, t + 1);
         }
         unparkWaiters();
         return true;
+    }
+
+    /**
+     * Whether {@link #offer} publishes this payload as a reference rather than a copy: one piece of lent memory, at
+     * least {@link #LEND_MIN} bytes, in a frame without a CRC. Raises nothing.
+     *
+     * @param crc     whether the sender seals the frame
+     * @param payload the payload pieces
+     * @return true if the payload would be lent
+     */
+    static boolean lends(final boolean crc, final FrameGather payload) {
+        return !crc && payload.count() == 1 && payload.totalLength() >= LEND_MIN && payload.lendable();
     }
 
     /**
@@ -171,22 +230,103 @@ final class FrameRing implements AutoCloseable {
             if (sequence.get(i) != head + 1) { // acquire: pairs with the producer's release
                 break;
             }
+            consumer = Thread.currentThread();
             try {
-                final int length = lengths[i];
-                if (length == ABORTED_LENGTH) {
-                    drops[ABORTED]++;
-                } else if (!sealed[i] || crc.verify(slots[i], views[i], length)) {
-                    handler.onFrame(slots[i], length, peers[i]);
-                } else {
-                    drops[BAD_CRC]++;
+                if (state.get(i) == PLAIN || !handLent(i, handler, drops)) { // volatile: sees a settle's copy
+                    final int length = lengths[i];
+                    if (length == ABORTED_LENGTH) {
+                        drops[ABORTED]++;
+                    } else if (!sealed[i] || crc.verify(slots[i], views[i], length)) {
+                        handler.onFrame(slots[i], length, peers[i]);
+                    } else {
+                        drops[BAD_CRC]++;
+                    }
                 }
             } finally {
+                consumer = null;
                 sequence.lazySet(i, head + mask + 1); // release: the slot may be reused by producers
                 HEAD.setRelease(this, head + 1);
             }
             n++;
         }
         return n;
+    }
+
+    /**
+     * Hands over a slot published with a lent payload: apart, straight from the sender's memory, if the handler
+     * takes it so and no settle got there first; otherwise settles it into the slot first.
+     *
+     * @return true if the slot was dealt with; false if it is now plain (or aborted) and the caller hands it over
+     */
+    private boolean handLent(final int i, final FrameHandler handler, final long[] drops) {
+        if (!handler.takesPayloadApart() || !state.compareAndSet(i, LENT, CONSUMING)) {
+            settleSlot(i, true);
+            return false;
+        }
+        try {
+            final MemorySegment memory = lent[i];
+            if (memory.scope().isAlive()) {
+                handler.onFrame(slots[i], lengths[i], peers[i], memory, lentOffsets[i]);
+            } else {
+                drops[ABORTED]++; // the application closed the arena: the frame is lost, as a failed copy would be
+            }
+        } finally {
+            lent[i] = null;
+            state.set(i, PLAIN); // volatile: a settle waiting on this slot may go on
+        }
+        return true;
+    }
+
+    /**
+     * Copies the lent payload of slot {@code i} into the slot, unless the consumer or another settle has it.
+     *
+     * @param wait whether to wait until whoever has it is done (the slot is {@link #PLAIN} again)
+     */
+    private void settleSlot(final int i, final boolean wait) {
+        if (state.compareAndSet(i, LENT, SETTLING)) {
+            final int h = headerLengths[i];
+            try {
+                MemorySegment.copy(lent[i], lentOffsets[i], slots[i], h, lengths[i] - h);
+            } catch (final IllegalStateException | WrongThreadException sourceUnusable) {
+                lengths[i] = ABORTED_LENGTH; // the arena was closed under it: lost, as a failed copy at offer
+            } finally {
+                lent[i] = null;
+                state.set(i, PLAIN); // volatile: publishes the copy (or the abort) to the consumer
+            }
+            return;
+        }
+        while (wait && state.get(i) != PLAIN) {
+            Thread.onSpinWait(); // another thread is copying one frame out of it: microseconds
+        }
+    }
+
+    /**
+     * Makes every frame a sender published with a lent payload independent of the sender's memory: copies each
+     * one's payload into its slot, unless the consumer is handing it over at the moment (then, when {@code wait}
+     * is true, waits until it is done). Safe from any thread, concurrently with producers and the consumer.
+     *
+     * @param peer the sender, as the frames carry it
+     * @param wait false when called by the consumer of some ring from inside its handler (waiting there could
+     *             deadlock with another consumer doing the same)
+     */
+    void settle(final long peer, final boolean wait) {
+        final Thread me = Thread.currentThread();
+        for (int i = 0; i < slots.length; i++) {
+            final int s = state.get(i); // volatile: pairs with the producer's LENT, so peers[i] is that frame's
+            if (s != PLAIN && peers[i] == peer) {
+                // The consumer of this very ring is this thread, inside a handler: the slot it holds is its own.
+                settleSlot(i, wait && consumer != me);
+            }
+        }
+    }
+
+    /**
+     * Whether the calling thread is inside {@link #drain} of this ring, that is, inside a frame handler.
+     *
+     * @return true if so
+     */
+    boolean consuming() {
+        return consumer == Thread.currentThread();
     }
 
     /** @return whether no published frame waits at the head (any thread) */

@@ -78,6 +78,17 @@ public interface Link extends AutoCloseable {
     }
 
     /**
+     * Makes every frame {@link #send} has sent so far independent of the payload memory it was given: a link that
+     * carries a reference to lent registered memory ({@link FrameGather#lend}) instead of its bytes copies the
+     * bytes of each frame not yet consumed now, or waits for its consumer to finish reading them. The engine calls
+     * it, holding the NIC's engine lock, before anything lets the application reuse or free memory it lent:
+     * deregistration, flushing a queue pair's work, closing. Links that copy at {@link #send} do nothing. Raises
+     * nothing.
+     */
+    default void settle() {
+    }
+
+    /**
      * Hands every frame {@link #send} has batched to the carrier. Links that send each frame at once do nothing.
      * Called by the holder of the NIC's engine lock as it lets go ({@link LinkLock}), so no frame waits in a batch
      * while the lock is free.

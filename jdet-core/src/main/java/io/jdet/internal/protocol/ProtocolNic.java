@@ -38,6 +38,14 @@ public abstract class ProtocolNic {
     /** Set when the link refused a frame: the next progress pumps every queue pair again. */
     public boolean txBlocked;
 
+    /**
+     * The frame being received whose payload lies apart from its header (the in-process fabric's lent payloads),
+     * or null; with where that payload lies. See {@link #payload} and {@link #payloadOffset}.
+     */
+    private MemorySegment rxApart;
+    private MemorySegment rxPayload;
+    private long rxPayloadOffset;
+
     /** Scratch results of {@link #resolveRemote}. */
     public MemorySegment remoteSegment;
     public long remoteOffset;
@@ -55,7 +63,7 @@ public abstract class ProtocolNic {
     protected ProtocolNic(final int mtu, final Configuration c, final NicObserver observer,
                           final MemorySegment txHeader, final int gatherSlots) {
         this.observer = observer;
-        this.reorder = new ReorderPool(mtu);
+        this.reorder = new ReorderPool(mtu, this);
         this.maxPayload = mtu - Frame.HEADER_LENGTH;
         this.window = c.windowFrames();
         this.minRtoNs = TimeUnit.MICROSECONDS.toNanos(c.minRtoUs());
@@ -66,6 +74,53 @@ public abstract class ProtocolNic {
         this.txHeader = txHeader;
         this.txGather = new FrameGather(gatherSlots);
     }
+
+    /**
+     * Records that the frame about to be handled has its payload apart from its header, until {@link #endApart}.
+     * Raises nothing.
+     *
+     * @param frame         the frame's header memory
+     * @param payload       the memory holding its payload
+     * @param payloadOffset where the payload starts in it
+     */
+    protected final void beginApart(final MemorySegment frame, final MemorySegment payload, final long payloadOffset) {
+        rxApart = frame;
+        rxPayload = payload;
+        rxPayloadOffset = payloadOffset;
+    }
+
+    /** Ends what {@link #beginApart} began: the payload memory is the sender's again. Raises nothing. */
+    protected final void endApart() {
+        rxApart = null;
+        rxPayload = null;
+    }
+
+    /**
+     * The memory holding a received frame's payload: the frame itself, unless it is the frame being handled and its
+     * payload lies apart. Raises nothing.
+     *
+     * @param f a received frame (or a copy of one)
+     * @return where its payload lies
+     */
+    public final MemorySegment payload(final MemorySegment f) {
+        return f == rxApart ? rxPayload : f;
+    }
+
+    /**
+     * Where a received frame's payload starts in {@link #payload}'s memory. Raises nothing.
+     *
+     * @param f a received frame (or a copy of one)
+     * @return the offset
+     */
+    public final long payloadOffset(final MemorySegment f) {
+        return f == rxApart ? rxPayloadOffset : Frame.HEADER_LENGTH;
+    }
+
+    /**
+     * Makes every frame sent so far independent of the payload memory it lent (see {@code Link#settle}): called
+     * before work is flushed, so the application never reuses memory a receiver may still read. Raises nothing.
+     */
+    public abstract void settleSent();
 
     /**
      * Seals and sends the frame in {@link #txHeader} and {@link #txGather} to a queue pair's peer.

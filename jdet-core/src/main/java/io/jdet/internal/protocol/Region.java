@@ -23,8 +23,9 @@ public interface Region {
     int currentKey();
 
     /**
-     * Adds {@code length} bytes at {@code offset} of the region to a frame's gather list; raises nothing (the
-     * caller has checked the range at post time).
+     * Lends {@code length} bytes at {@code offset} of the region to a frame's gather list
+     * ({@link FrameGather#lend}): a link may read them until the frame is consumed or the link settles; raises
+     * nothing (the caller has checked the range at post time).
      *
      * @param gather the gather list
      * @param offset from the start of the region

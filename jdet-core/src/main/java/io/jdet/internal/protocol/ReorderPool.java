@@ -1,5 +1,7 @@
 package io.jdet.internal.protocol;
 
+import io.jdet.internal.wire.Frame;
+
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
@@ -15,18 +17,27 @@ public final class ReorderPool {
     static final int SLOTS = 64;
 
     private final int frameBytes;
+    /** Where a received frame's payload lies: apart from its header for the fabric's lent payloads. */
+    private final ProtocolNic nic;
     private Arena arena;
     private MemorySegment[] slots;
     private final int[] lengths = new int[SLOTS];
     private final int[] free = new int[SLOTS];
     private int freeCount;
 
-    public ReorderPool(final int frameBytes) {
+    /**
+     * Creates an empty pool; raises nothing.
+     *
+     * @param frameBytes the largest frame
+     * @param nic        the NIC whose frames it holds, which says where each one's payload lies
+     */
+    public ReorderPool(final int frameBytes, final ProtocolNic nic) {
         this.frameBytes = frameBytes;
+        this.nic = nic;
     }
 
     /**
-     * Copies a frame into a free slot.
+     * Copies a frame, header and payload (wherever that lies: {@link ProtocolNic#payload}), into a free slot.
      *
      * @return the slot, or -1 if none is free
      */
@@ -45,7 +56,9 @@ public final class ReorderPool {
             return -1;
         }
         final int slot = free[--freeCount];
-        MemorySegment.copy(frame, 0, slots[slot], 0, length);
+        final int header = Math.min(length, Frame.HEADER_LENGTH);
+        MemorySegment.copy(frame, 0, slots[slot], 0, header);
+        MemorySegment.copy(nic.payload(frame), nic.payloadOffset(frame), slots[slot], header, length - header);
         lengths[slot] = length;
         return slot;
     }

@@ -648,7 +648,7 @@ public final class Requester implements OrderedStream {
                 protocolError(w, EventCode.INVALID_LENGTH);
                 return false;
             }
-            w.segments.place(f, Frame.HEADER_LENGTH, offset, n);
+            w.segments.place(nic.payload(f), nic.payloadOffset(f), offset, n);
             if (!last) {
                 w.bytesReceived = (int) end;
                 return qp.connected();
@@ -700,6 +700,8 @@ public final class Requester implements OrderedStream {
      * @return how many were flushed
      */
     public int flush() {
+        // The application may reuse a flushed request's memory at once: no receiver may still read it.
+        nic.settleSent();
         int flushed = 0;
         for (long i = completeIdx; i < queue.tail; i++) {
             final SendWr w = queue.at(i);

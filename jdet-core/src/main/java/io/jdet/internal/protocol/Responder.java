@@ -239,7 +239,7 @@ public final class Responder implements OrderedStream {
             completeReceive(r, WcStatus.LOCAL_PROTECTION_ERR, 0, 0, 0, 0);
             return error(WcStatus.REMOTE_OP_ERR, EventCode.INVALID_L_KEY);
         }
-        r.segments.place(f, Frame.HEADER_LENGTH, offset, n);
+        r.segments.place(nic.payload(f), nic.payloadOffset(f), offset, n);
         if (!last) {
             nextFragment(Frame.OP_SEND, offset + n, total);
             return OK;
@@ -288,7 +288,7 @@ public final class Responder implements OrderedStream {
             if (status != 0) {
                 return status;
             }
-            Scatter.copyLastByteLast(f, Frame.HEADER_LENGTH, nic.remoteSegment, nic.remoteOffset, n);
+            Scatter.copyLastByteLast(nic.payload(f), nic.payloadOffset(f), nic.remoteSegment, nic.remoteOffset, n);
         }
         if (!last) {
             nextFragment(Frame.OP_WRITE, offset + n, total);

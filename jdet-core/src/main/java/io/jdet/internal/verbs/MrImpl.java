@@ -141,7 +141,7 @@ public final class MrImpl implements MemoryRegion, Region {
     @Override
     public void addTo(final FrameGather gather, final long offset, final int length) {
         final int k = (int) (offset >>> VIEW_SHIFT);
-        gather.add(viewSegments[k], views[k], offset - ((long) k << VIEW_SHIFT), length);
+        gather.lend(viewSegments[k], views[k], offset - ((long) k << VIEW_SHIFT), length);
     }
 
     private void issueKeys() {
@@ -264,6 +264,9 @@ public final class MrImpl implements MemoryRegion, Region {
                 throw new DetException(Errno.EBUSY, boundWindows + " window(s) bound to the region");
             }
             valid = false;
+            // No frame built from here on gathers from the region; frames that lent it and are still unread by
+            // their receiver get their own copy now, so the memory is the application's again when this returns.
+            nic.link.settle();
             nic.keys.release(index);
             pd.users--;
             nic.mrCount--;

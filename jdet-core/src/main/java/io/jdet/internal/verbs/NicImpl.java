@@ -595,6 +595,28 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
         return event.code() << 16 | status.code();
     }
 
+    /** The engine places a lent payload straight from the sender's memory: one copy per byte on the fabric. */
+    @Override
+    public boolean takesPayloadApart() {
+        return true;
+    }
+
+    @Override
+    public void onFrame(final MemorySegment frame, final int frameLength, final long peer, final MemorySegment payload,
+                        final long payloadOffset) {
+        beginApart(frame, payload, payloadOffset);
+        try {
+            onFrame(frame, frameLength, peer);
+        } finally {
+            endApart();
+        }
+    }
+
+    @Override
+    public void settleSent() {
+        link.settle();
+    }
+
     @Override
     public void onFrame(final MemorySegment frame, final int frameLength, final long peer) {
         counters.framesReceived++;

@@ -14,6 +14,8 @@ public final class FrameGather {
     private final int[] lengths;
     private int count;
     private int totalLength;
+    /** Whether every piece so far came through {@link #lend}: memory a link may read after {@code send} returns. */
+    private boolean lendable = true;
 
     /**
      * Creates a gather list.
@@ -35,6 +37,7 @@ public final class FrameGather {
         }
         count = 0;
         totalLength = 0;
+        lendable = true;
     }
 
     /**
@@ -47,6 +50,36 @@ public final class FrameGather {
      * @param length  the byte count
      */
     public void add(final MemorySegment segment, final ByteBuffer view, final long offset, final int length) {
+        lendable = false;
+        append(segment, view, offset, length);
+    }
+
+    /**
+     * Appends a piece of registered memory that a link may read later than {@code send}, up to the moment the
+     * frame is consumed by its receiver: the verbs contract keeps it unchanged until the work request completes,
+     * which needs the receiver's acknowledgement, and the engine calls {@code Link#settle} before anything else
+     * lets the application reuse or free it (deregistration, a flush). Raises nothing.
+     *
+     * @param segment the memory
+     * @param view    a byte buffer over the same memory from its first byte (see {@link #add})
+     * @param offset  the offset of the first byte in it
+     * @param length  the byte count
+     */
+    public void lend(final MemorySegment segment, final ByteBuffer view, final long offset, final int length) {
+        append(segment, view, offset, length);
+    }
+
+    /**
+     * Whether a link may carry a reference to the payload instead of its bytes: it has pieces, and all came
+     * through {@link #lend}. Raises nothing.
+     *
+     * @return true if the payload is lent registered memory
+     */
+    public boolean lendable() {
+        return lendable && count > 0;
+    }
+
+    private void append(final MemorySegment segment, final ByteBuffer view, final long offset, final int length) {
         segments[count] = segment;
         views[count] = view;
         offsets[count] = offset;

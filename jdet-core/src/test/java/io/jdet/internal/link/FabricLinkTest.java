@@ -83,6 +83,32 @@ class FabricLinkTest {
     }
 
     @Test
+    void shouldSettleWhatItLentOnEveryPeerBeforeTheApplicationGetsItsMemoryBack() {
+        final String name = fabric();
+        final int size = 4096;
+        try (FabricLink sender = new FabricLink(name, 8192, 8, false);
+             FabricLink target = new FabricLink(name, 8192, 8, false);
+             Arena arena = Arena.ofShared()) {
+            final MemorySegment memory = arena.allocate(size);
+            memory.fill((byte) 1);
+            final FrameGather payload = new FrameGather(1);
+            payload.lend(memory, memory.asByteBuffer(), 0, size);
+            final MemorySegment header = LinkFrames.header(1, payload);
+            assertTrue(sender.send(sender.resolve(target.address()), header, HEADER, payload));
+            assertTrue(sender.send(sender.resolve(sender.address()), header, HEADER, payload), "to itself too");
+            sender.settle();
+            memory.fill((byte) 2);
+            final LinkFrames.Received received = new LinkFrames.Received();
+            assertEquals(1, target.receive(received, 8));
+            assertEquals(1, sender.receive(received, 8));
+            for (final byte[] frame : received.frames) {
+                assertEquals(1, frame[HEADER], "the bytes as sent");
+                assertEquals(1, frame[HEADER + size - 1]);
+            }
+        }
+    }
+
+    @Test
     void shouldReuseEndpointNumbersWhenNicsComeAndGo() {
         final String name = fabric();
         try (FabricLink stays = new FabricLink(name, 512, 8)) {
