@@ -1,5 +1,6 @@
 package io.jdet;
 
+import io.jdet.internal.protocol.FrameSeal;
 import io.jdet.internal.verbs.NicImpl;
 import io.jdet.internal.wire.Frame;
 import io.jdet.testing.Loopback;
@@ -196,7 +197,7 @@ class SecureConnectionTest {
     }
 
     private static byte[] plain(final byte[] sealed) {
-        final byte[] f = Arrays.copyOf(sealed, sealed.length - io.jdet.internal.protocol.FrameSeal.TRAILER_LENGTH);
+        final byte[] f = Arrays.copyOf(sealed, sealed.length - FrameSeal.TRAILER_LENGTH);
         final ByteBuffer b = ByteBuffer.wrap(f).order(ByteOrder.LITTLE_ENDIAN);
         b.putShort(Frame.FLAGS_OFFSET, (short) (b.getShort(Frame.FLAGS_OFFSET) & ~Frame.FLAG_PROTECTED));
         return f;
@@ -229,14 +230,21 @@ class SecureConnectionTest {
             inject(pair, pair.nicB, pair.nicA, write);
             assertEquals(1, counter(pair.nicB, "rx.seal.replayed"));
             // The same write with another packet number or an altered byte: wrong tag.
+            final int pnAt = write.length - FrameSeal.PN_LENGTH - FrameSeal.STREAM_LENGTH;
             final byte[] renumbered = write.clone();
-            ByteBuffer.wrap(renumbered).order(ByteOrder.LITTLE_ENDIAN).putLong(renumbered.length - 8, 1L << 40);
+            ByteBuffer.wrap(renumbered).order(ByteOrder.LITTLE_ENDIAN).putLong(pnAt, 1L << 40);
             inject(pair, pair.nicB, pair.nicA, renumbered);
             final byte[] altered = write.clone();
             altered[Frame.HEADER_LENGTH + 5] ^= 1;
-            ByteBuffer.wrap(altered).order(ByteOrder.LITTLE_ENDIAN).putLong(altered.length - 8, 1L << 41);
+            ByteBuffer.wrap(altered).order(ByteOrder.LITTLE_ENDIAN).putLong(pnAt, 1L << 41);
             inject(pair, pair.nicB, pair.nicA, altered);
-            assertEquals(2, counter(pair.nicB, "rx.seal.bad_tag"));
+            // Another keystream block (ENCRYPT would decrypt with other bytes; AUTH has none): wrong tag too.
+            final byte[] moved = write.clone();
+            final ByteBuffer m = ByteBuffer.wrap(moved).order(ByteOrder.LITTLE_ENDIAN);
+            m.putLong(pnAt, 1L << 42);
+            m.putLong(pnAt + FrameSeal.PN_LENGTH, m.getLong(pnAt + FrameSeal.PN_LENGTH) + 1);
+            inject(pair, pair.nicB, pair.nicA, moved);
+            assertEquals(3, counter(pair.nicB, "rx.seal.bad_tag"));
             // An injected plain write with exact sequence numbers: missing protection.
             inject(pair, pair.nicB, pair.nicA, plain(write));
             assertEquals(1, counter(pair.nicB, "rx.seal.missing"));
@@ -247,7 +255,7 @@ class SecureConnectionTest {
             final byte[] forgedAck = ack.clone();
             final ByteBuffer fa = ByteBuffer.wrap(forgedAck).order(ByteOrder.LITTLE_ENDIAN);
             fa.putInt(Frame.REQ_ACK_OFFSET, fa.getInt(Frame.REQ_ACK_OFFSET) + 5);
-            fa.putLong(forgedAck.length - 8, 1L << 42);
+            fa.putLong(forgedAck.length - FrameSeal.PN_LENGTH - FrameSeal.STREAM_LENGTH, 1L << 43);
             final Nic ackVictim = pair.nicA;
             final Nic ackFrom = pair.nicB;
             final long badTags = counter(ackVictim, "rx.seal.bad_tag");

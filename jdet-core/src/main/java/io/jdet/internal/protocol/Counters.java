@@ -26,6 +26,9 @@ public final class Counters {
     public long sealBadTag;
     /** Protected frames whose packet number was seen before or is older than the replay window: dropped. */
     public long sealReplayed;
+    /** ENCRYPT frames whose keystream block was not where the receiving stream stood (a frame lost or reordered
+     *  before them): the stream cipher was re-initialised, the one step of a protected frame that allocates. */
+    public long sealResync;
     /** Frames for a protected queue pair that were not protected (injected plain frames): dropped. */
     public long sealMissing;
     /** Connection handshakes that failed authentication (a MAC, a static key, or the key agreement). */
@@ -119,6 +122,7 @@ public final class Counters {
         m.put("rx.seal.bad_tag", sealBadTag);
         m.put("rx.seal.replayed", sealReplayed);
         m.put("rx.seal.missing", sealMissing);
+        m.put("rx.seal.resync", sealResync);
         m.put("cm.auth_failed", cmAuthFailed);
         m.put("tx.replies_limited", repliesLimited);
         m.put("cm.cookies", cmCookies);

@@ -10,9 +10,8 @@ import java.nio.ByteBuffer;
  */
 public final class SealBuffers {
     final byte[] header = new byte[io.jdet.internal.wire.Frame.HEADER_LENGTH];
-    final byte[] number = new byte[FrameSeal.PN_LENGTH];
-    final MemorySegment numberSegment = MemorySegment.ofArray(number);
-    final byte[] tag = new byte[32];
+    /** Where the keystream of a payload's last partial block goes: 16 zeros, then 16 bytes written. */
+    final byte[] skip = new byte[32];
     /** Frames out: the payload gathered, plain. */
     final byte[] txPlain;
     final MemorySegment txPlainSegment;
@@ -20,7 +19,7 @@ public final class SealBuffers {
     final byte[] txSealed;
     final MemorySegment txSealedSegment;
     final ByteBuffer txSealedView;
-    /** Frames in: the ciphertext, or the payload to authenticate. */
+    /** Frames in: the payload as received (ciphertext or plain) and the trailer. */
     final byte[] rxIn;
     /** Frames in: header and plaintext, handed on to the engine. */
     final byte[] rxPlain;
@@ -37,7 +36,7 @@ public final class SealBuffers {
         txSealed = new byte[mtu + FrameSeal.TRAILER_LENGTH];
         txSealedSegment = MemorySegment.ofArray(txSealed);
         txSealedView = ByteBuffer.wrap(txSealed);
-        rxIn = new byte[mtu];
+        rxIn = new byte[mtu + FrameSeal.TRAILER_LENGTH];
         rxPlain = new byte[mtu];
         rxPlainSegment = MemorySegment.ofArray(rxPlain);
     }
