@@ -311,6 +311,70 @@ class SecureConnectionTest {
     }
 
     @Test
+    void spoofedRejectCannotFailAConnectWithAPreSharedKey() throws Exception {
+        final Path file = dir.resolve("reject.pcapng");
+        try (Loopback pair = pair(new Configuration().capture(file.toString()), null)) {
+            final Security s = Security.of(Security.Mode.AUTH).withPreSharedKey(PSK);
+            pair.nicA.connectionManager().security(s);
+            pair.nicB.connectionManager().security(s);
+            try (ConnectionListener listener = pair.nicB.connectionManager().listen(SERVICE)) {
+                final CompletableFuture<Void> connected = CompletableFuture.runAsync(() -> pair.nicA
+                    .connectionManager().connect(pair.nicB.address(), SERVICE, pair.qpA, null, 20_000));
+                final ConnectionRequest request = listener.take(10_000);
+                // The attacker sees the request (its retries pass the capture while the listener waits).
+                Tests.await("the request captured", () -> {
+                    try {
+                        return !sent(file, Frame.OP_CM_REQUEST, -1).isEmpty();
+                    } catch (final IOException | RuntimeException partlyWritten) {
+                        return false;
+                    }
+                });
+                final int id = Frame.msgId(MemorySegment.ofArray(sent(file, Frame.OP_CM_REQUEST, -1).getFirst()));
+                // A REJECT with the right id from the listener's address: without a MAC, then with a made-up one.
+                inject(pair, pair.nicA, pair.nicB, reject(id, null));
+                inject(pair, pair.nicA, pair.nicB, reject(id, new byte[32]));
+                assertEquals(2, counter(pair.nicA, "cm.reject_unauthenticated"));
+                request.accept(pair.qpB, null, 10_000);
+                connected.get(20, java.util.concurrent.TimeUnit.SECONDS);
+                assertEquals(QpState.CONNECTED, pair.qpA.query().state());
+            }
+        }
+    }
+
+    @Test
+    void aListenerWithTheKeyStillRefusesOneWithoutItIsNotBelieved() {
+        final Security s = Security.of(Security.Mode.AUTH).withPreSharedKey(PSK);
+        try (Loopback pair = pair(new Configuration(), null)) {
+            pair.nicA.connectionManager().security(s);
+            pair.nicB.connectionManager().security(s);
+            // No listener on the service: the refusal carries the listener's MAC and ends the connect at once.
+            final DetException refused = assertThrows(DetException.class, () -> pair.nicA.connectionManager()
+                .connect(pair.nicB.address(), SERVICE + 1, pair.qpA, null, 10_000));
+            assertEquals(Errno.ECONNREFUSED, refused.errno(), refused.getMessage());
+            assertEquals(0, counter(pair.nicA, "cm.reject_unauthenticated"));
+            // A plain listener cannot prove its refusal: the requester waits for its timeout instead.
+            pair.nicB.connectionManager().security(Security.NONE);
+            final DetException waited = assertThrows(DetException.class, () -> pair.nicA.connectionManager()
+                .connect(pair.nicB.address(), SERVICE + 1, pair.qpA, null, 1_500));
+            assertEquals(Errno.ETIMEDOUT, waited.errno(), waited.getMessage());
+            assertTrue(counter(pair.nicA, "cm.reject_unauthenticated") >= 1);
+        }
+    }
+
+    /** A CM_REJECT as an attacker would make it: reason 1, and a MAC block when one is given. */
+    private static byte[] reject(final int id, final byte[] mac) {
+        final int n = mac == null ? 0 : mac.length;
+        final byte[] frame = new byte[Frame.HEADER_LENGTH + n];
+        final MemorySegment f = MemorySegment.ofArray(frame);
+        Frame.writeBase(f, Frame.OP_CM_REJECT, mac == null ? 0 : Frame.FLAG_PROTECTED, n, 0, 0, 0, 0, 0, id);
+        Frame.writeExtension(f, 0, 0, 0, SERVICE, 1, 0, 0);
+        if (mac != null) {
+            System.arraycopy(mac, 0, frame, Frame.HEADER_LENGTH, n);
+        }
+        return frame;
+    }
+
+    @Test
     void wrongPreSharedKeyFailsBothSides() {
         final byte[] other = PSK.clone();
         other[0] ^= 1;

@@ -347,6 +347,12 @@ public final class CmImpl implements CmHandler {
                     nic.counters.cmIgnored++;
                     return;
                 }
+                final byte[] psk = o.handshake == null ? null : o.handshake.preSharedKey();
+                if (psk != null && !CmHandshake.rejectMacValid(psk, o.handshake.block(), o.id, o.serviceId,
+                    Frame.length(f), CmWire.privateData(f), CmWire.block(f))) {
+                    nic.counters.cmRejectUnauthenticated++; // spoofed, or a listener without this key
+                    return;
+                }
                 o.state = CmOutgoing.REJECTED;
                 o.reason = Frame.length(f);
                 o.reply = CmWire.privateData(f);
@@ -415,6 +421,7 @@ public final class CmImpl implements CmHandler {
         final CmRequest r = new CmRequest(this, peer, nic.link.describe(peer), key.id(), serviceId, Frame.srcQp(f),
             Frame.address(f), Frame.operand1(f), CmWire.privateData(f));
         r.cookie = Frame.operand2(f);
+        r.requestBlock = (Frame.flags(f) & Frame.FLAG_PROTECTED) != 0 ? CmWire.block(f) : null;
         final CmListener listener = listeners.get(serviceId);
         final boolean malformed = !wellFormed(f);
         if (!malformed && listener != null && !protectionAgreed(r, f)) {
@@ -621,7 +628,10 @@ public final class CmImpl implements CmHandler {
 
     private void sendAnswer(final CmRequest r) {
         if (r.state == CmRequest.REJECTED) {
-            wire.send(r.peer, Frame.OP_CM_REJECT, 0, r.id, r.serviceId, 0, 0, r.reason, r.reply);
+            final byte[] psk = security.preSharedKey();
+            final byte[] mac = psk == null || r.requestBlock == null ? null
+                : CmHandshake.rejectMac(psk, r.requestBlock, r.id, r.serviceId, r.reason, r.reply);
+            wire.send(r.peer, Frame.OP_CM_REJECT, 0, r.id, r.serviceId, 0, 0, r.reason, r.reply, 0, 0, mac);
         } else {
             wire.send(r.peer, Frame.OP_CM_ACCEPT, r.qp.number, r.id, r.serviceId,
                 CmWire.pack(r.requestIsn, r.responseIsn), CmWire.pack(r.qp.maxOr, r.qp.maxIr), 0, r.reply, 0,
