@@ -51,6 +51,9 @@ public final class FrameSeal {
     /** Direction id in the counter blocks of frames the accepting side sends. */
     public static final int SERVER_TO_CLIENT = 0x73326300;
 
+    /** Layouts are made once: {@code withOrder} builds a new layout and var handle on every call (allocates). */
+    private static final ValueLayout.OfShort LE_SHORT =
+        ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfLong LE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfLong BE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
     private static final ValueLayout.OfInt BE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
@@ -173,7 +176,7 @@ public final class FrameSeal {
      * @throws IllegalStateException if a piece's memory was closed (no keystream is used then)
      */
     public void seal(final MemorySegment header, final FrameGather payload) {
-        header.set(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), Frame.FLAGS_OFFSET,
+        header.set(LE_SHORT, Frame.FLAGS_OFFSET,
             (short) (Frame.flags(header) | Frame.FLAG_PROTECTED));
         header.set(ValueLayout.JAVA_INT_UNALIGNED, Frame.CRC_OFFSET, 0);
         final SealBuffers b = buffers;

@@ -1,14 +1,15 @@
 package io.jdet.internal.protocol;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 
 /**
  * Poly1305 (RFC 8439 section 2.5), the one-time authenticator of Poly1305-AES and ChaCha20-Poly1305, over
- * byte arrays in 26-bit limbs, allocation free ({@link MemorySegment}s, heap or native, go through a staging
+ * byte arrays in three limbs of 44, 44 and 42 bits (poly1305-donna-64's radix, its 128-bit products taken as
+ * {@code a * b} for the low 44 bits and {@code Math.multiplyHigh} of both factors shifted by 10 for the rest),
+ * allocation free ({@link MemorySegment}s, heap or native, go through a staging
  * array: one access site that sees both kinds of segment runs several times slower than a copy). The key's {@code r} half is set
  * once ({@link #Poly1305(byte[], int)}); each message brings its own {@code s} half ({@link #finish}), which must
  * never repeat for one {@code r}: {@link FrameSeal} takes it from AES under a unique counter block, as
@@ -17,37 +18,29 @@ import java.nio.ByteOrder;
 public final class Poly1305 {
     /** Bytes of a tag and of the {@code s} half of a key. */
     public static final int TAG_LENGTH = 16;
-    private static final ValueLayout.OfInt LE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final VarHandle LE_INT_ARRAY = MethodHandles.byteArrayViewVarHandle(int[].class,
+    private static final VarHandle LE_LONG = MethodHandles.byteArrayViewVarHandle(long[].class,
         ByteOrder.LITTLE_ENDIAN);
     private static final int STAGE = 4096;
-    private static final long M26 = 0x3ffffff;
-    private static final long HIBIT = 1L << 24;
+    private static final long M44 = (1L << 44) - 1;
+    private static final long M42 = (1L << 42) - 1;
+    /** 2^128 in limb 2 (whose bit 0 is 2^88). */
+    private static final long HIBIT = 1L << 40;
 
     private final long r0;
     private final long r1;
     private final long r2;
-    private final long r3;
-    private final long r4;
+    /** r1 and r2 times 20: a product at 2^132 or beyond wraps to 2^132 - 2^130 * 4 ≡ 5 * 4. */
     private final long s1;
     private final long s2;
-    private final long s3;
-    private final long s4;
-    /** r^2 mod p, and its limbs times 5: two blocks per step, the second multiplied by r, the first by r^2. */
-    private final long q0;
-    private final long q1;
-    private final long q2;
-    private final long q3;
-    private final long q4;
-    private final long t1;
-    private final long t2;
-    private final long t3;
-    private final long t4;
+    /** The same, shifted left by 10: {@code multiplyHigh(a << 10, b << 10)} is {@code (a * b) >> 44}. */
+    private final long r0x;
+    private final long r1x;
+    private final long r2x;
+    private final long s1x;
+    private final long s2x;
     private long h0;
     private long h1;
     private long h2;
-    private long h3;
-    private long h4;
     /** An incomplete block carried between {@link #update} calls. */
     private final byte[] partial = new byte[TAG_LENGTH];
     private int partialLength;
@@ -62,48 +55,23 @@ public final class Poly1305 {
      * @param offset where {@code r} starts in {@code key}
      */
     public Poly1305(final byte[] key, final int offset) {
-        final MemorySegment k = MemorySegment.ofArray(key);
-        r0 = k.get(LE_INT, offset) & 0x3ffffff;
-        r1 = (k.get(LE_INT, offset + 3) & 0xffffffffL) >>> 2 & 0x3ffff03;
-        r2 = (k.get(LE_INT, offset + 6) & 0xffffffffL) >>> 4 & 0x3ffc0ff;
-        r3 = (k.get(LE_INT, offset + 9) & 0xffffffffL) >>> 6 & 0x3f03fff;
-        r4 = (k.get(LE_INT, offset + 12) & 0xffffffffL) >>> 8 & 0x00fffff;
-        s1 = r1 * 5;
-        s2 = r2 * 5;
-        s3 = r3 * 5;
-        s4 = r4 * 5;
-        final long d0 = r0 * r0 + r1 * s4 + r2 * s3 + r3 * s2 + r4 * s1;
-        long d1 = r0 * r1 + r1 * r0 + r2 * s4 + r3 * s3 + r4 * s2;
-        long d2 = r0 * r2 + r1 * r1 + r2 * r0 + r3 * s4 + r4 * s3;
-        long d3 = r0 * r3 + r1 * r2 + r2 * r1 + r3 * r0 + r4 * s4;
-        long d4 = r0 * r4 + r1 * r3 + r2 * r2 + r3 * r1 + r4 * r0;
-        long c = d0 >>> 26;
-        long e0 = d0 & M26;
-        d1 += c;
-        c = d1 >>> 26;
-        long e1 = d1 & M26;
-        d2 += c;
-        c = d2 >>> 26;
-        q2 = d2 & M26;
-        d3 += c;
-        c = d3 >>> 26;
-        q3 = d3 & M26;
-        d4 += c;
-        c = d4 >>> 26;
-        q4 = d4 & M26;
-        e0 += c * 5;
-        c = e0 >>> 26;
-        q0 = e0 & M26;
-        q1 = e1 + c;
-        t1 = q1 * 5;
-        t2 = q2 * 5;
-        t3 = q3 * 5;
-        t4 = q4 * 5;
+        final long t0 = (long) LE_LONG.get(key, offset);
+        final long t1 = (long) LE_LONG.get(key, offset + 8);
+        r0 = t0 & 0xffc0fffffffL;
+        r1 = (t0 >>> 44 | t1 << 20) & 0xfffffc0ffffL;
+        r2 = t1 >>> 24 & 0x00ffffffc0fL;
+        s1 = r1 * 20;
+        s2 = r2 * 20;
+        r0x = r0 << 10;
+        r1x = r1 << 10;
+        r2x = r2 << 10;
+        s1x = s1 << 10;
+        s2x = s2 << 10;
     }
 
     /** Starts a message. */
     public void reset() {
-        h0 = h1 = h2 = h3 = h4 = 0;
+        h0 = h1 = h2 = 0;
         partialLength = 0;
     }
 
@@ -177,142 +145,73 @@ public final class Poly1305 {
             blocks(partial, 0, TAG_LENGTH, 0);
             partialLength = 0;
         }
-        long c = h1 >>> 26;
-        h1 &= M26;
-        h2 += c;
-        c = h2 >>> 26;
-        h2 &= M26;
-        h3 += c;
-        c = h3 >>> 26;
-        h3 &= M26;
-        h4 += c;
-        c = h4 >>> 26;
-        h4 &= M26;
-        h0 += c * 5;
-        c = h0 >>> 26;
-        h0 &= M26;
-        h1 += c;
+        // Carry fully (twice round: the first pass may leave h1 or h0 one carry over)
+        long c;
+        for (int pass = 0; pass < 2; pass++) {
+            c = h1 >>> 44;
+            h1 &= M44;
+            h2 += c;
+            c = h2 >>> 42;
+            h2 &= M42;
+            h0 += c * 5;
+            c = h0 >>> 44;
+            h0 &= M44;
+            h1 += c;
+        }
         // h - p, selected in constant time when h >= p
         long g0 = h0 + 5;
-        c = g0 >>> 26;
-        g0 &= M26;
+        c = g0 >>> 44;
+        g0 &= M44;
         long g1 = h1 + c;
-        c = g1 >>> 26;
-        g1 &= M26;
-        long g2 = h2 + c;
-        c = g2 >>> 26;
-        g2 &= M26;
-        long g3 = h3 + c;
-        c = g3 >>> 26;
-        g3 &= M26;
-        final long g4 = h4 + c - (1L << 26);
-        final long useG = (g4 >>> 63) - 1; // all ones when g4 >= 0, that is h >= p
+        c = g1 >>> 44;
+        g1 &= M44;
+        final long g2 = h2 + c - (1L << 42);
+        final long useG = (g2 >>> 63) - 1; // all ones when g2 >= 0, that is h >= p
         final long f0 = h0 & ~useG | g0 & useG;
         final long f1 = h1 & ~useG | g1 & useG;
-        final long f2 = h2 & ~useG | g2 & useG;
-        final long f3 = h3 & ~useG | g3 & useG;
-        final long f4 = h4 & ~useG | g4 & M26 & useG;
-        final long w0 = (f0 | f1 << 26) & 0xffffffffL;
-        final long w1 = (f1 >>> 6 | f2 << 20) & 0xffffffffL;
-        final long w2 = (f2 >>> 12 | f3 << 14) & 0xffffffffL;
-        final long w3 = (f3 >>> 18 | f4 << 8) & 0xffffffffL;
-        long sum = w0 + le32(s, sOffset);
-        LE_INT_ARRAY.set(tag, tagOffset, (int) sum);
-        sum = w1 + le32(s, sOffset + 4) + (sum >>> 32);
-        LE_INT_ARRAY.set(tag, tagOffset + 4, (int) sum);
-        sum = w2 + le32(s, sOffset + 8) + (sum >>> 32);
-        LE_INT_ARRAY.set(tag, tagOffset + 8, (int) sum);
-        sum = w3 + le32(s, sOffset + 12) + (sum >>> 32);
-        LE_INT_ARRAY.set(tag, tagOffset + 12, (int) sum);
+        final long f2 = h2 & ~useG | g2 & M42 & useG;
+        final long w0 = f0 | f1 << 44;
+        final long w1 = f1 >>> 20 | f2 << 24;
+        final long lo = w0 + (long) LE_LONG.get(s, sOffset);
+        final long carry = Long.compareUnsigned(lo, w0) < 0 ? 1 : 0;
+        LE_LONG.set(tag, tagOffset, lo);
+        LE_LONG.set(tag, tagOffset + 8, w1 + (long) LE_LONG.get(s, sOffset + 8) + carry);
     }
 
-    /** Absorbs whole 16-byte blocks; {@code hibit} is 2^128 in limb 4 (0 for the padded last block). */
+    /** Absorbs whole 16-byte blocks; {@code hibit} is 2^128 in limb 2 (0 for the padded last block). */
     private void blocks(final byte[] m, final int offset, final int length, final long hibit) {
         long a0 = h0;
         long a1 = h1;
         long a2 = h2;
-        long a3 = h3;
-        long a4 = h4;
         final int end = offset + length;
-        int at = offset;
-        for (; at + 2 * TAG_LENGTH <= end; at += 2 * TAG_LENGTH) {
-            a0 += le32(m, at) & M26;
-            a1 += le32(m, at + 3) >>> 2 & M26;
-            a2 += le32(m, at + 6) >>> 4 & M26;
-            a3 += le32(m, at + 9) >>> 6 & M26;
-            a4 += le32(m, at + 12) >>> 8 | hibit;
-            final long b0 = le32(m, at + 16) & M26;
-            final long b1 = le32(m, at + 19) >>> 2 & M26;
-            final long b2 = le32(m, at + 22) >>> 4 & M26;
-            final long b3 = le32(m, at + 25) >>> 6 & M26;
-            final long b4 = le32(m, at + 28) >>> 8 | hibit;
-            final long d0 = a0 * q0 + a1 * t4 + a2 * t3 + a3 * t2 + a4 * t1
-                + b0 * r0 + b1 * s4 + b2 * s3 + b3 * s2 + b4 * s1;
-            long d1 = a0 * q1 + a1 * q0 + a2 * t4 + a3 * t3 + a4 * t2
-                + b0 * r1 + b1 * r0 + b2 * s4 + b3 * s3 + b4 * s2;
-            long d2 = a0 * q2 + a1 * q1 + a2 * q0 + a3 * t4 + a4 * t3
-                + b0 * r2 + b1 * r1 + b2 * r0 + b3 * s4 + b4 * s3;
-            long d3 = a0 * q3 + a1 * q2 + a2 * q1 + a3 * q0 + a4 * t4
-                + b0 * r3 + b1 * r2 + b2 * r1 + b3 * r0 + b4 * s4;
-            long d4 = a0 * q4 + a1 * q3 + a2 * q2 + a3 * q1 + a4 * q0
-                + b0 * r4 + b1 * r3 + b2 * r2 + b3 * r1 + b4 * r0;
-            long c = d0 >>> 26;
-            a0 = d0 & M26;
-            d1 += c;
-            c = d1 >>> 26;
-            a1 = d1 & M26;
-            d2 += c;
-            c = d2 >>> 26;
-            a2 = d2 & M26;
-            d3 += c;
-            c = d3 >>> 26;
-            a3 = d3 & M26;
-            d4 += c;
-            c = d4 >>> 26;
-            a4 = d4 & M26;
-            a0 += c * 5;
-            c = a0 >>> 26;
-            a0 &= M26;
-            a1 += c;
-        }
-        for (; at < end; at += TAG_LENGTH) {
-            a0 += le32(m, at) & M26;
-            a1 += le32(m, at + 3) >>> 2 & M26;
-            a2 += le32(m, at + 6) >>> 4 & M26;
-            a3 += le32(m, at + 9) >>> 6 & M26;
-            a4 += le32(m, at + 12) >>> 8 | hibit;
-            final long d0 = a0 * r0 + a1 * s4 + a2 * s3 + a3 * s2 + a4 * s1;
-            long d1 = a0 * r1 + a1 * r0 + a2 * s4 + a3 * s3 + a4 * s2;
-            long d2 = a0 * r2 + a1 * r1 + a2 * r0 + a3 * s4 + a4 * s3;
-            long d3 = a0 * r3 + a1 * r2 + a2 * r1 + a3 * r0 + a4 * s4;
-            long d4 = a0 * r4 + a1 * r3 + a2 * r2 + a3 * r1 + a4 * r0;
-            long c = d0 >>> 26;
-            a0 = d0 & M26;
-            d1 += c;
-            c = d1 >>> 26;
-            a1 = d1 & M26;
-            d2 += c;
-            c = d2 >>> 26;
-            a2 = d2 & M26;
-            d3 += c;
-            c = d3 >>> 26;
-            a3 = d3 & M26;
-            d4 += c;
-            c = d4 >>> 26;
-            a4 = d4 & M26;
-            a0 += c * 5;
-            c = a0 >>> 26;
-            a0 &= M26;
+        for (int at = offset; at < end; at += TAG_LENGTH) {
+            final long t0 = (long) LE_LONG.get(m, at);
+            final long t1 = (long) LE_LONG.get(m, at + 8);
+            a0 += t0 & M44;
+            a1 += (t0 >>> 44 | t1 << 20) & M44;
+            a2 += t1 >>> 24 | hibit;
+            // d_i = sum of products, each split into its low 44 bits (l) and the rest (u, in units of 2^44)
+            final long x0 = a0 << 10;
+            final long x1 = a1 << 10;
+            final long x2 = a2 << 10;
+            final long l0 = (a0 * r0 & M44) + (a1 * s2 & M44) + (a2 * s1 & M44);
+            final long u0 = Math.multiplyHigh(x0, r0x) + Math.multiplyHigh(x1, s2x) + Math.multiplyHigh(x2, s1x);
+            final long l1 = (a0 * r1 & M44) + (a1 * r0 & M44) + (a2 * s2 & M44);
+            final long u1 = Math.multiplyHigh(x0, r1x) + Math.multiplyHigh(x1, r0x) + Math.multiplyHigh(x2, s2x);
+            final long l2 = (a0 * r2 & M44) + (a1 * r1 & M44) + (a2 * r0 & M44);
+            final long u2 = Math.multiplyHigh(x0, r2x) + Math.multiplyHigh(x1, r1x) + Math.multiplyHigh(x2, r0x);
+            a0 = l0 & M44;
+            final long d1 = l1 + u0 + (l0 >>> 44);
+            a1 = d1 & M44;
+            final long d2 = l2 + u1 + (d1 >>> 44);
+            a2 = d2 & M42;
+            a0 += ((u2 << 2) + (d2 >>> 42)) * 5; // limb 2 holds 42 bits: what is above is in units of 2^130
+            final long c = a0 >>> 44;
+            a0 &= M44;
             a1 += c;
         }
         h0 = a0;
         h1 = a1;
         h2 = a2;
-        h3 = a3;
-        h4 = a4;
-    }
-
-    private static long le32(final byte[] b, final int at) {
-        return (int) LE_INT_ARRAY.get(b, at) & 0xffffffffL;
     }
 }
