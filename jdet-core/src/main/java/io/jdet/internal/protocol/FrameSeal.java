@@ -32,8 +32,10 @@ import java.security.GeneralSecurityException;
  * <p>Why not AES-GCM or ChaCha20-Poly1305 from the JDK: each needs a {@code Cipher.init} per frame (a new nonce),
  * which allocates 1-2 KB of provider state. Here the JDK ciphers are initialised once per connection: AES/ECB
  * (one block per frame: the Poly1305 pad) and AES/CTR, whose keystream runs on from frame to frame; a receiver
- * whose stream position differs from a frame's stream block (a frame lost or reordered) re-initialises its CTR
- * cipher at that block, the only step that allocates. Engine lock held; steady state allocation free.
+ * whose stream position differs from a frame's stream block (a frame reordered) re-initialises its CTR
+ * cipher at that block, the only step that allocates, or, when the frame is ahead by at most
+ * {@link #MAX_SKIP_BLOCKS} (frames lost, or sealed but never sent because the link was busy), generates the
+ * keystream in between and discards it. Engine lock held; steady state allocation free.
  */
 public final class FrameSeal {
     /** Bytes of the tag. */
@@ -58,6 +60,8 @@ public final class FrameSeal {
     private static final ValueLayout.OfLong BE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
     private static final ValueLayout.OfInt BE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
     private static final int BLOCK = 16;
+    /** The most keystream a receiver generates to catch up (a few lost frames); beyond, or backwards, it re-inits. */
+    private static final long MAX_SKIP_BLOCKS = 16_384;
 
     private final boolean encrypt;
     private final SealBuffers buffers;
@@ -126,9 +130,23 @@ public final class FrameSeal {
             stream.update(in, inOffset, length, out, outOffset);
             final int rest = length & BLOCK - 1;
             if (rest != 0) {
-                stream.update(skip, 0, BLOCK - rest, skip, BLOCK);
+                stream.update(skip, 0, BLOCK - rest, skip, SealBuffers.SKIP_CHUNK);
             }
             streamBlock += blocks(length);
+        }
+
+        /**
+         * Moves the stream forward by whole blocks without a new init: the keystream of frames that never came
+         * (lost, or sealed but not sent because the link was busy) is generated and thrown away.
+         */
+        void skip(final long blocks, final byte[] skip) throws GeneralSecurityException {
+            long left = blocks * BLOCK;
+            while (left > 0) {
+                final int piece = (int) Math.min(left, SealBuffers.SKIP_CHUNK);
+                stream.update(skip, 0, piece, skip, SealBuffers.SKIP_CHUNK);
+                left -= piece;
+            }
+            streamBlock += blocks;
         }
     }
 
@@ -262,8 +280,12 @@ public final class FrameSeal {
                         return null;
                     }
                     if (block != d.streamBlock) {
-                        counters.sealResync++; // a frame lost or reordered before this one
-                        d.restart(block);
+                        counters.sealResync++; // a frame lost, unsent or reordered before this one
+                        if (block > d.streamBlock && block - d.streamBlock <= MAX_SKIP_BLOCKS) {
+                            d.skip(block - d.streamBlock, b.skip);
+                        } else {
+                            d.restart(block);
+                        }
                     }
                     d.crypt(b.rxIn, 0, n, b.rxPlain, Frame.HEADER_LENGTH, b.skip);
                 }

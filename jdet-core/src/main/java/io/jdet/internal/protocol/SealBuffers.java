@@ -10,8 +10,11 @@ import java.nio.ByteBuffer;
  */
 public final class SealBuffers {
     final byte[] header = new byte[io.jdet.internal.wire.Frame.HEADER_LENGTH];
-    /** Where the keystream of a payload's last partial block goes: 16 zeros, then 16 bytes written. */
-    final byte[] skip = new byte[32];
+    /** Bytes of keystream skipped per cipher call. */
+    static final int SKIP_CHUNK = 4096;
+    /** Where skipped keystream goes (a payload's last partial block, or blocks of frames never received):
+     *  {@link #SKIP_CHUNK} zeros, then as many bytes written. */
+    final byte[] skip = new byte[2 * SKIP_CHUNK];
     /** Frames out: the payload gathered, plain. */
     final byte[] txPlain;
     final MemorySegment txPlainSegment;
