@@ -242,8 +242,8 @@ public final class FrameSeal {
      *
      * @param f      the frame, header checked, its CRC field 0
      * @param length its length, trailer included
-     * @return the frame to process, without its trailer ({@code f} itself for AUTH, scratch memory for ENCRYPT,
-     *         valid until the next frame), or null if it was dropped
+     * @return the frame to process, without its trailer ({@code f} itself for AUTH, the NIC's native scratch
+     *         memory for ENCRYPT, valid until the next frame), or null if it was dropped
      */
     public MemorySegment open(final MemorySegment f, final int length) {
         final int n = length - Frame.HEADER_LENGTH - TRAILER_LENGTH;
@@ -289,8 +289,10 @@ public final class FrameSeal {
                     }
                     d.crypt(b.rxIn, 0, n, b.rxPlain, Frame.HEADER_LENGTH, b.skip);
                 }
-                System.arraycopy(b.header, 0, b.rxPlain, 0, Frame.HEADER_LENGTH);
-                out = b.rxPlainSegment;
+                MemorySegment.copy(b.header, 0, b.rxFrame, ValueLayout.JAVA_BYTE, 0, Frame.HEADER_LENGTH);
+                MemorySegment.copy(b.rxPlain, Frame.HEADER_LENGTH, b.rxFrame, ValueLayout.JAVA_BYTE,
+                    Frame.HEADER_LENGTH, n);
+                out = b.rxFrame;
             } else if (block != 0) {
                 counters.sealBadTag++;
                 return null;

@@ -1,11 +1,12 @@
 package io.jdet.internal.protocol;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 
 /**
  * A NIC's scratch memory for {@link FrameSeal}: heap arrays of one frame each (the JDK's ciphers are fastest on
- * arrays), shared by every protected queue pair of the NIC, since the engine lock serialises their use. Allocated
+ * arrays, and allocate per call on direct buffers), shared by every protected queue pair of the NIC, since the engine lock serialises their use. Allocated
  * once, when the NIC's first protected connection is made.
  */
 public final class SealBuffers {
@@ -24,9 +25,12 @@ public final class SealBuffers {
     final ByteBuffer txSealedView;
     /** Frames in: the payload as received (ciphertext or plain) and the trailer. */
     final byte[] rxIn;
-    /** Frames in: header and plaintext, handed on to the engine. */
+    /** Frames in: the plaintext, as the cipher writes it (after room for the header). */
     final byte[] rxPlain;
-    final MemorySegment rxPlainSegment;
+    /** Frames in: header and plaintext, handed on to the engine: native memory, as every link's frames are, so
+     *  the engine's accesses see one kind of segment (a heap one among native ones defeats the JIT's inlining
+     *  and escape analysis there, and the frame path allocates). */
+    final MemorySegment rxFrame;
 
     /**
      * Scratch for frames up to a size.
@@ -41,6 +45,6 @@ public final class SealBuffers {
         txSealedView = ByteBuffer.wrap(txSealed);
         rxIn = new byte[mtu + FrameSeal.TRAILER_LENGTH];
         rxPlain = new byte[mtu];
-        rxPlainSegment = MemorySegment.ofArray(rxPlain);
+        rxFrame = Arena.ofAuto().allocate(mtu, 8);
     }
 }
