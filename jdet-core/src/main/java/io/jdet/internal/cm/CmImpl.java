@@ -59,6 +59,12 @@ public final class CmImpl implements CmHandler {
     private volatile Security security;
     /** READY frames a requester sends again, on its retry schedule, in case the first was lost. */
     private static final int READY_RESENDS = 3;
+    /** The longest the timer goes without walking the exchanges (to see ones that finished, for their expiry). */
+    private static final long RESCAN_NS = 5_000_000_000L;
+    /** When the timer next walks the exchanges, unless {@link #rescan} asks for it sooner. */
+    private long nextScanNs;
+    /** An exchange was added since the last walk. */
+    private boolean rescan = true;
 
     /** A request as its sender names it: the sender's link handle and its connection id. */
     private record PeerId(long peer, int id) {
@@ -170,6 +176,7 @@ public final class CmImpl implements CmHandler {
             final Security s = security;
             o.handshake = s.mode() == Security.Mode.NONE ? null : new CmHandshake(s);
             connects.put(id, o);
+            rescan = true; // its retransmissions may be due before the timer's next planned walk
             sendRequest(o);
             final boolean answered = await(() -> o.state != CmOutgoing.REQUESTED, timeoutMs);
             if (!answered) {
@@ -315,6 +322,7 @@ public final class CmImpl implements CmHandler {
             final CmOutgoing d = new CmOutgoing(id, qp.remotePeer, qp, 0, new byte[0], 0, 0,
                 new CmRetry(nic.minRtoNs, System.nanoTime()));
             disconnects.put(id, d);
+            rescan = true;
             sendDisconnect(d);
             final long leftMs = Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
             final boolean answered = await(() -> d.state != CmOutgoing.REQUESTED || qp.state != QpState.CONNECTED,
@@ -652,14 +660,27 @@ public final class CmImpl implements CmHandler {
             .putInt(id).putInt(seq).putInt(from).putInt(target).array();
     }
 
-    /** Retransmits what is due and forgets finished exchanges. Engine lock held; allocation free when idle. */
+    /**
+     * Retransmits what is due and forgets finished exchanges. Engine lock held. Allocation free while nothing is
+     * due: the maps are walked (an iterator each) only when the earliest retransmission or expiry found by the
+     * last walk has come, a new exchange was added, or {@link #RESCAN_NS} passed (an exchange that finished since
+     * starts lingering unseen until then); connections made by the connection manager otherwise leave remembered
+     * exchanges behind for {@link CmRetry#LINGER_NS} that every tick would walk.
+     */
     @Override
     public void onTimer(final long now) {
+        if (!rescan && now - nextScanNs < 0) {
+            return;
+        }
+        rescan = false;
+        long next = now + RESCAN_NS;
         if (!incoming.isEmpty()) {
             for (final Iterator<CmRequest> i = incoming.values().iterator(); i.hasNext();) {
                 final CmRequest r = i.next();
                 if (r.retry != null && r.retry.expired(now)) {
                     i.remove();
+                } else if (r.retry != null && r.retry.lingerUntilNs - next < 0) {
+                    next = r.retry.lingerUntilNs;
                 }
                 // An ACCEPT is sent again only when the requester's retry asks for it (onRequest).
             }
@@ -669,6 +690,7 @@ public final class CmImpl implements CmHandler {
                 final CmOutgoing o = i.next();
                 if (o.retry.expired(now)) {
                     i.remove();
+                    continue;
                 } else if (o.state == CmOutgoing.REQUESTED && o.retry.due(now)) {
                     nic.counters.cmRetransmitted++;
                     sendRequest(o);
@@ -677,6 +699,11 @@ public final class CmImpl implements CmHandler {
                     nic.counters.cmRetransmitted++;
                     sendReady(o);
                 }
+                if (o.state == CmOutgoing.REQUESTED
+                    || o.state == CmOutgoing.ESTABLISHED && o.readyResends < READY_RESENDS) {
+                    next = earlier(next, o.retry.nextNs());
+                }
+                next = earlier(next, o.retry.lingerUntilNs);
             }
         }
         if (!disconnects.isEmpty()) {
@@ -685,8 +712,16 @@ public final class CmImpl implements CmHandler {
                     nic.counters.cmRetransmitted++;
                     sendDisconnect(d);
                 }
+                if (d.state == CmOutgoing.REQUESTED) {
+                    next = earlier(next, d.retry.nextNs());
+                }
             }
         }
+        nextScanNs = next;
+    }
+
+    private static long earlier(final long a, final long b) {
+        return b - a < 0 ? b : a;
     }
 
     // ---------------------------------------------------------------- helpers

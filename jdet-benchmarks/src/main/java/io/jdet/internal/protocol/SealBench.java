@@ -15,7 +15,7 @@ import java.nio.ByteBuffer;
  * in docs/SECURITY.md come from it).
  *
  * <pre>
- * java -cp jdet-core/target/classes:jdet-core/target/test-classes io.jdet.internal.protocol.SealBench \
+ * java -cp jdet-benchmarks/target/jdet-benchmarks.jar io.jdet.internal.protocol.SealBench \
  *     AUTH|ENCRYPT 32 PAYLOAD_BYTES FRAMES_PER_ROUND
  * </pre>
  */
