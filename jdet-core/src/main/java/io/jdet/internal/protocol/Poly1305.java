@@ -9,9 +9,9 @@ import java.nio.ByteOrder;
  * Poly1305 (RFC 8439 section 2.5), the one-time authenticator of Poly1305-AES and ChaCha20-Poly1305, over
  * byte arrays in three limbs of 44, 44 and 42 bits (poly1305-donna-64's radix, its 128-bit products taken as
  * {@code a * b} for the low 44 bits and {@code Math.multiplyHigh} of both factors shifted by 10 for the rest),
- * allocation free ({@link MemorySegment}s, heap or native, go through a staging
- * array: one access site that sees both kinds of segment runs several times slower than a copy). The key's {@code r} half is set
- * once ({@link #Poly1305(byte[], int)}); each message brings its own {@code s} half ({@link #finish}), which must
+ * allocation free ({@link MemorySegment}s, heap or native, go through a staging array: one access site that sees
+ * both kinds of segment runs several times slower than a copy). The key's {@code r} half is set once
+ * ({@link #Poly1305(byte[], int)}); each message brings its own {@code s} half ({@link #finish}), which must
  * never repeat for one {@code r}: {@link FrameSeal} takes it from AES under a unique counter block, as
  * Poly1305-AES does. Not thread safe: one instance per direction, used under the engine lock.
  */

@@ -6,8 +6,8 @@ import java.nio.ByteBuffer;
 
 /**
  * A NIC's scratch memory for {@link FrameSeal}: heap arrays of one frame each (the JDK's ciphers are fastest on
- * arrays, and allocate per call on direct buffers), shared by every protected queue pair of the NIC, since the engine lock serialises their use. Allocated
- * once, when the NIC's first protected connection is made.
+ * arrays, and allocate per call on direct buffers), shared by every protected queue pair of the NIC, since the
+ * engine lock serialises their use. Allocated once, when the NIC's first protected connection is made.
  */
 public final class SealBuffers {
     final byte[] header = new byte[io.jdet.internal.wire.Frame.HEADER_LENGTH];
