@@ -9,14 +9,17 @@ import java.util.List;
 
 /**
  * How the connection manager protects the connections it makes: {@link Mode#NONE} (plain frames, the default),
- * {@link Mode#AUTH} (every frame carries a 128-bit HMAC-SHA256 tag: nothing can be forged, injected or replayed,
- * but the payload travels in the clear) or {@link Mode#ENCRYPT} (every frame is sealed with AES-128-GCM: also
- * hidden). The handshake runs an X25519 key agreement with fresh ephemeral keys per connection; on its own that
- * stops off-path and passive attackers and any injection after the handshake, but not a man in the middle of the
- * handshake itself. To stop that too, give both ends a {@linkplain #withPreSharedKey pre-shared key} and/or
- * {@linkplain #withStaticKey static X25519 key pairs} plus the {@linkplain #withPeerKeys public keys they trust}.
- * Both ends must use the same mode and the same pre-shared key, or the connect fails. See {@code docs/PROTOCOL.md}
- * and {@code docs/SECURITY.md}.
+ * {@link Mode#AUTH} (every frame carries a 128-bit Poly1305-AES tag: nothing can be forged, injected or replayed,
+ * but the payload travels in the clear) or {@link Mode#ENCRYPT} (the payload is also encrypted with AES-128-CTR
+ * under the same tag: also hidden). The handshake runs an X25519 key agreement with fresh ephemeral keys per
+ * connection; on its own that stops off-path and passive attackers and any injection after the handshake, but not a
+ * man in the middle of the handshake itself. To stop that too, give both ends a {@linkplain #withPreSharedKey
+ * pre-shared key} and/or {@linkplain #withStaticKey static X25519 key pairs} plus the {@linkplain #withPeerKeys
+ * public keys they trust}.
+ * Both ends must use the same mode and the same pre-shared key, or the connect fails. With a pre-shared key, a
+ * refusal (CM_REJECT) counts only if the listener proves it holds the key, so a spoofed one cannot fail the
+ * connect; a listener without the key cannot refuse it either, and the connect fails with ETIMEDOUT instead of
+ * ECONNREFUSED. See {@code docs/PROTOCOL.md} and {@code docs/SECURITY.md}.
  *
  * <p>Immutable; the {@code with*} methods return copies.
  */
@@ -25,9 +28,9 @@ public final class Security {
     public enum Mode {
         /** Plain frames: only the sequence-number and identifier checks protect the connection. */
         NONE,
-        /** Every frame authenticated (HMAC-SHA256, 128-bit tag) and checked against replay; payload in clear. */
+        /** Every frame authenticated (Poly1305-AES, 128-bit tag) and checked against replay; payload in clear. */
         AUTH,
-        /** Every frame authenticated and its payload encrypted (AES-128-GCM), checked against replay. */
+        /** Every frame authenticated and its payload encrypted (AES-128-CTR, then the tag), checked against replay. */
         ENCRYPT
     }
 

@@ -1,5 +1,6 @@
 package io.jdet;
 
+import io.jdet.internal.protocol.FrameSeal;
 import io.jdet.internal.verbs.NicImpl;
 import io.jdet.internal.wire.Frame;
 import io.jdet.testing.Loopback;
@@ -196,7 +197,7 @@ class SecureConnectionTest {
     }
 
     private static byte[] plain(final byte[] sealed) {
-        final byte[] f = Arrays.copyOf(sealed, sealed.length - io.jdet.internal.protocol.FrameSeal.TRAILER_LENGTH);
+        final byte[] f = Arrays.copyOf(sealed, sealed.length - FrameSeal.TRAILER_LENGTH);
         final ByteBuffer b = ByteBuffer.wrap(f).order(ByteOrder.LITTLE_ENDIAN);
         b.putShort(Frame.FLAGS_OFFSET, (short) (b.getShort(Frame.FLAGS_OFFSET) & ~Frame.FLAG_PROTECTED));
         return f;
@@ -229,14 +230,21 @@ class SecureConnectionTest {
             inject(pair, pair.nicB, pair.nicA, write);
             assertEquals(1, counter(pair.nicB, "rx.seal.replayed"));
             // The same write with another packet number or an altered byte: wrong tag.
+            final int pnAt = write.length - FrameSeal.PN_LENGTH - FrameSeal.STREAM_LENGTH;
             final byte[] renumbered = write.clone();
-            ByteBuffer.wrap(renumbered).order(ByteOrder.LITTLE_ENDIAN).putLong(renumbered.length - 8, 1L << 40);
+            ByteBuffer.wrap(renumbered).order(ByteOrder.LITTLE_ENDIAN).putLong(pnAt, 1L << 40);
             inject(pair, pair.nicB, pair.nicA, renumbered);
             final byte[] altered = write.clone();
             altered[Frame.HEADER_LENGTH + 5] ^= 1;
-            ByteBuffer.wrap(altered).order(ByteOrder.LITTLE_ENDIAN).putLong(altered.length - 8, 1L << 41);
+            ByteBuffer.wrap(altered).order(ByteOrder.LITTLE_ENDIAN).putLong(pnAt, 1L << 41);
             inject(pair, pair.nicB, pair.nicA, altered);
-            assertEquals(2, counter(pair.nicB, "rx.seal.bad_tag"));
+            // Another keystream block (ENCRYPT would decrypt with other bytes; AUTH has none): wrong tag too.
+            final byte[] moved = write.clone();
+            final ByteBuffer m = ByteBuffer.wrap(moved).order(ByteOrder.LITTLE_ENDIAN);
+            m.putLong(pnAt, 1L << 42);
+            m.putLong(pnAt + FrameSeal.PN_LENGTH, m.getLong(pnAt + FrameSeal.PN_LENGTH) + 1);
+            inject(pair, pair.nicB, pair.nicA, moved);
+            assertEquals(3, counter(pair.nicB, "rx.seal.bad_tag"));
             // An injected plain write with exact sequence numbers: missing protection.
             inject(pair, pair.nicB, pair.nicA, plain(write));
             assertEquals(1, counter(pair.nicB, "rx.seal.missing"));
@@ -247,7 +255,7 @@ class SecureConnectionTest {
             final byte[] forgedAck = ack.clone();
             final ByteBuffer fa = ByteBuffer.wrap(forgedAck).order(ByteOrder.LITTLE_ENDIAN);
             fa.putInt(Frame.REQ_ACK_OFFSET, fa.getInt(Frame.REQ_ACK_OFFSET) + 5);
-            fa.putLong(forgedAck.length - 8, 1L << 42);
+            fa.putLong(forgedAck.length - FrameSeal.PN_LENGTH - FrameSeal.STREAM_LENGTH, 1L << 43);
             final Nic ackVictim = pair.nicA;
             final Nic ackFrom = pair.nicB;
             final long badTags = counter(ackVictim, "rx.seal.bad_tag");
@@ -300,6 +308,70 @@ class SecureConnectionTest {
                 assertEquals(QpState.IDLE, pair.qpA.query().state());
             }
         }
+    }
+
+    @Test
+    void spoofedRejectCannotFailAConnectWithAPreSharedKey() throws Exception {
+        final Path file = dir.resolve("reject.pcapng");
+        try (Loopback pair = pair(new Configuration().capture(file.toString()), null)) {
+            final Security s = Security.of(Security.Mode.AUTH).withPreSharedKey(PSK);
+            pair.nicA.connectionManager().security(s);
+            pair.nicB.connectionManager().security(s);
+            try (ConnectionListener listener = pair.nicB.connectionManager().listen(SERVICE)) {
+                final CompletableFuture<Void> connected = CompletableFuture.runAsync(() -> pair.nicA
+                    .connectionManager().connect(pair.nicB.address(), SERVICE, pair.qpA, null, 20_000));
+                final ConnectionRequest request = listener.take(10_000);
+                // The attacker sees the request (its retries pass the capture while the listener waits).
+                Tests.await("the request captured", () -> {
+                    try {
+                        return !sent(file, Frame.OP_CM_REQUEST, -1).isEmpty();
+                    } catch (final IOException | RuntimeException partlyWritten) {
+                        return false;
+                    }
+                });
+                final int id = Frame.msgId(MemorySegment.ofArray(sent(file, Frame.OP_CM_REQUEST, -1).getFirst()));
+                // A REJECT with the right id from the listener's address: without a MAC, then with a made-up one.
+                inject(pair, pair.nicA, pair.nicB, reject(id, null));
+                inject(pair, pair.nicA, pair.nicB, reject(id, new byte[32]));
+                assertEquals(2, counter(pair.nicA, "cm.reject_unauthenticated"));
+                request.accept(pair.qpB, null, 10_000);
+                connected.get(20, java.util.concurrent.TimeUnit.SECONDS);
+                assertEquals(QpState.CONNECTED, pair.qpA.query().state());
+            }
+        }
+    }
+
+    @Test
+    void aListenerWithTheKeyStillRefusesOneWithoutItIsNotBelieved() {
+        final Security s = Security.of(Security.Mode.AUTH).withPreSharedKey(PSK);
+        try (Loopback pair = pair(new Configuration(), null)) {
+            pair.nicA.connectionManager().security(s);
+            pair.nicB.connectionManager().security(s);
+            // No listener on the service: the refusal carries the listener's MAC and ends the connect at once.
+            final DetException refused = assertThrows(DetException.class, () -> pair.nicA.connectionManager()
+                .connect(pair.nicB.address(), SERVICE + 1, pair.qpA, null, 10_000));
+            assertEquals(Errno.ECONNREFUSED, refused.errno(), refused.getMessage());
+            assertEquals(0, counter(pair.nicA, "cm.reject_unauthenticated"));
+            // A plain listener cannot prove its refusal: the requester waits for its timeout instead.
+            pair.nicB.connectionManager().security(Security.NONE);
+            final DetException waited = assertThrows(DetException.class, () -> pair.nicA.connectionManager()
+                .connect(pair.nicB.address(), SERVICE + 1, pair.qpA, null, 1_500));
+            assertEquals(Errno.ETIMEDOUT, waited.errno(), waited.getMessage());
+            assertTrue(counter(pair.nicA, "cm.reject_unauthenticated") >= 1);
+        }
+    }
+
+    /** A CM_REJECT as an attacker would make it: reason 1, and a MAC block when one is given. */
+    private static byte[] reject(final int id, final byte[] mac) {
+        final int n = mac == null ? 0 : mac.length;
+        final byte[] frame = new byte[Frame.HEADER_LENGTH + n];
+        final MemorySegment f = MemorySegment.ofArray(frame);
+        Frame.writeBase(f, Frame.OP_CM_REJECT, mac == null ? 0 : Frame.FLAG_PROTECTED, n, 0, 0, 0, 0, 0, id);
+        Frame.writeExtension(f, 0, 0, 0, SERVICE, 1, 0, 0);
+        if (mac != null) {
+            System.arraycopy(mac, 0, frame, Frame.HEADER_LENGTH, n);
+        }
+        return frame;
     }
 
     @Test

@@ -251,6 +251,9 @@ class HostileNetworkTest {
                     failures.add(e.getMessage());
                 }
             }
+            // The flood runs at a fixed pace: it must last long enough to be answered a measurable number of times,
+            // however fast the legitimate connects got through it (they can take well under 100 ms).
+            awaitCounter(server, attempts * 10L + 1, "cm.cookies");
             running.set(false);
             flooder.join(TIMEOUT_MS);
             acceptor.join(TIMEOUT_MS);

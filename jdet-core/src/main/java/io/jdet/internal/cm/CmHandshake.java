@@ -43,6 +43,7 @@ final class CmHandshake {
     private static final int KEY_LENGTH = 32;
     private static final int HAS_STATIC = 1;
     private static final byte[] LABEL = "jdet handshake v1".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] REJECT_LABEL = "jdet reject v1".getBytes(StandardCharsets.US_ASCII);
 
     private final Security security;
     private final KeyPair ephemeral;
@@ -67,6 +68,51 @@ final class CmHandshake {
     /** @return the mode this side asks for */
     Security.Mode mode() {
         return security.mode();
+    }
+
+    /** @return this side's pre-shared key, or null */
+    byte[] preSharedKey() {
+        return security.preSharedKey();
+    }
+
+    /**
+     * The MAC a listener with a pre-shared key puts on a CM_REJECT of a protected request, so that the requester
+     * (holding the same key) can tell it from one an off-path or on-path attacker made up: HMAC-SHA256(PSK,
+     * "jdet reject v1" ‖ the request's key-exchange block ‖ id ‖ service ‖ reason ‖ private data), integers 32-bit
+     * little-endian. The block's fresh ephemeral key ties it to this one request. Control path: allocates.
+     *
+     * @param psk          the pre-shared key
+     * @param requestBlock the key-exchange block the request carried
+     * @param id           the connection id
+     * @param serviceId    the service
+     * @param reason       the reject reason
+     * @param privateData  the reject's private data
+     * @return the 32-byte MAC
+     */
+    static byte[] rejectMac(final byte[] psk, final byte[] requestBlock, final int id, final int serviceId,
+                            final int reason, final byte[] privateData) {
+        final ByteBuffer b = ByteBuffer.allocate(REJECT_LABEL.length + requestBlock.length + 12 + privateData.length)
+            .order(ByteOrder.LITTLE_ENDIAN);
+        b.put(REJECT_LABEL).put(requestBlock).putInt(id).putInt(serviceId).putInt(reason).put(privateData);
+        try {
+            final Mac m = Mac.getInstance("HmacSHA256");
+            m.init(new SecretKeySpec(psk, "HmacSHA256"));
+            return m.doFinal(b.array());
+        } catch (final GeneralSecurityException e) {
+            throw new IllegalStateException("the JDK lacks HmacSHA256", e);
+        }
+    }
+
+    /**
+     * Whether a CM_REJECT's MAC is the one {@link #rejectMac} gives for this side's request.
+     *
+     * @param mac the MAC the REJECT carried, or null when it carried none
+     * @return true only for the right MAC (compared in constant time)
+     */
+    static boolean rejectMacValid(final byte[] psk, final byte[] requestBlock, final int id, final int serviceId,
+                                  final int reason, final byte[] privateData, final byte[] mac) {
+        return mac != null
+            && MessageDigest.isEqual(mac, rejectMac(psk, requestBlock, id, serviceId, reason, privateData));
     }
 
     /** @return this side's key-exchange block */
@@ -151,7 +197,7 @@ final class CmHandshake {
             final KDF hkdf = KDF.getInstance("HKDF-SHA256");
             final SecretKey prk = hkdf.deriveKey("Generic",
                 HKDFParameterSpec.ofExtract().addIKM(ikm.toByteArray()).addSalt(salt).extractOnly());
-            final int keyLength = security.mode() == Security.Mode.ENCRYPT ? 16 : 32;
+            final int keyLength = FrameSeal.KEY_LENGTH; // AES-128 key and Poly1305 r, both modes
             clientToServer = expand(hkdf, prk, "c2s key", keyLength);
             serverToClient = expand(hkdf, prk, "s2c key", keyLength);
             serverConfirm = expand(hkdf, prk, "s confirm", 32);

@@ -65,6 +65,12 @@ public final class CmImpl implements CmHandler {
     private volatile Security security;
     /** READY frames a requester sends again, on its retry schedule, in case the first was lost. */
     private static final int READY_RESENDS = 3;
+    /** The longest the timer goes without walking the exchanges (to see ones that finished, for their expiry). */
+    private static final long RESCAN_NS = 5_000_000_000L;
+    /** When the timer next walks the exchanges, unless {@link #rescan} asks for it sooner. */
+    private long nextScanNs;
+    /** An exchange was added since the last walk. */
+    private boolean rescan = true;
 
     /** A request as its sender names it: the sender's link handle and its connection id. */
     private record PeerId(long peer, int id) {
@@ -176,6 +182,7 @@ public final class CmImpl implements CmHandler {
             final Security s = security;
             o.handshake = s.mode() == Security.Mode.NONE ? null : new CmHandshake(s);
             connects.put(id, o);
+            rescan = true; // its retransmissions may be due before the timer's next planned walk
             sendRequest(o);
             final boolean answered = await(() -> o.state != CmOutgoing.REQUESTED, timeoutMs);
             if (!answered) {
@@ -326,6 +333,7 @@ public final class CmImpl implements CmHandler {
             final CmOutgoing d = new CmOutgoing(id, qp.remotePeer, qp, 0, new byte[0], 0, 0,
                 new CmRetry(nic.minRtoNs, System.nanoTime()));
             disconnects.put(id, d);
+            rescan = true;
             sendDisconnect(d);
             final long leftMs = Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
             final boolean answered = await(() -> d.state != CmOutgoing.REQUESTED || qp.state != QpState.CONNECTED,
@@ -360,6 +368,12 @@ public final class CmImpl implements CmHandler {
                 final CmOutgoing o = connects.get(Frame.msgId(f));
                 if (o == null || o.peer != peer || o.state != CmOutgoing.REQUESTED) {
                     nic.counters.cmIgnored++;
+                    return;
+                }
+                final byte[] psk = o.handshake == null ? null : o.handshake.preSharedKey();
+                if (psk != null && !CmHandshake.rejectMacValid(psk, o.handshake.block(), o.id, o.serviceId,
+                    Frame.length(f), CmWire.privateData(f), CmWire.block(f))) {
+                    nic.counters.cmRejectUnauthenticated++; // spoofed, or a listener without this key
                     return;
                 }
                 o.state = CmOutgoing.REJECTED;
@@ -430,6 +444,7 @@ public final class CmImpl implements CmHandler {
         final CmRequest r = new CmRequest(this, peer, nic.link.describe(peer), key.id(), serviceId, Frame.srcQp(f),
             Frame.address(f), Frame.operand1(f), CmWire.privateData(f));
         r.cookie = Frame.operand2(f);
+        r.requestBlock = (Frame.flags(f) & Frame.FLAG_PROTECTED) != 0 ? CmWire.block(f) : null;
         final CmListener listener = listeners.get(serviceId);
         final boolean malformed = !wellFormed(f);
         if (!malformed && listener != null && !protectionAgreed(r, f)) {
@@ -654,7 +669,10 @@ public final class CmImpl implements CmHandler {
 
     private void sendAnswer(final CmRequest r) {
         if (r.state == CmRequest.REJECTED) {
-            wire.send(r.peer, Frame.OP_CM_REJECT, 0, r.id, r.serviceId, 0, 0, r.reason, r.reply);
+            final byte[] psk = security.preSharedKey();
+            final byte[] mac = psk == null || r.requestBlock == null ? null
+                : CmHandshake.rejectMac(psk, r.requestBlock, r.id, r.serviceId, r.reason, r.reply);
+            wire.send(r.peer, Frame.OP_CM_REJECT, 0, r.id, r.serviceId, 0, 0, r.reason, r.reply, 0, 0, mac);
         } else {
             wire.send(r.peer, Frame.OP_CM_ACCEPT, r.qp.number, r.id, r.serviceId,
                 CmWire.pack(r.requestIsn, r.responseIsn), CmWire.pack(r.qp.maxOr, r.qp.maxIr), 0, r.reply, 0,
@@ -675,14 +693,27 @@ public final class CmImpl implements CmHandler {
             .putInt(id).putInt(seq).putInt(from).putInt(target).array();
     }
 
-    /** Retransmits what is due and forgets finished exchanges. Engine lock held; allocation free when idle. */
+    /**
+     * Retransmits what is due and forgets finished exchanges. Engine lock held. Allocation free while nothing is
+     * due: the maps are walked (an iterator each) only when the earliest retransmission or expiry found by the
+     * last walk has come, a new exchange was added, or {@link #RESCAN_NS} passed (an exchange that finished since
+     * starts lingering unseen until then); connections made by the connection manager otherwise leave remembered
+     * exchanges behind for {@link CmRetry#LINGER_NS} that every tick would walk.
+     */
     @Override
     public void onTimer(final long now) {
+        if (!rescan && now - nextScanNs < 0) {
+            return;
+        }
+        rescan = false;
+        long next = now + RESCAN_NS;
         if (!incoming.isEmpty()) {
             for (final Iterator<CmRequest> i = incoming.values().iterator(); i.hasNext();) {
                 final CmRequest r = i.next();
                 if (r.retry != null && r.retry.expired(now)) {
                     i.remove();
+                } else if (r.retry != null && r.retry.lingerUntilNs - next < 0) {
+                    next = r.retry.lingerUntilNs;
                 }
                 // An ACCEPT is sent again only when the requester's retry asks for it (onRequest).
             }
@@ -692,6 +723,7 @@ public final class CmImpl implements CmHandler {
                 final CmOutgoing o = i.next();
                 if (o.retry.expired(now)) {
                     i.remove();
+                    continue;
                 } else if (o.state == CmOutgoing.REQUESTED && o.retry.due(now)) {
                     nic.counters.cmRetransmitted++;
                     sendRequest(o);
@@ -700,6 +732,11 @@ public final class CmImpl implements CmHandler {
                     nic.counters.cmRetransmitted++;
                     sendReady(o);
                 }
+                if (o.state == CmOutgoing.REQUESTED
+                    || o.state == CmOutgoing.ESTABLISHED && o.readyResends < READY_RESENDS) {
+                    next = earlier(next, o.retry.nextNs());
+                }
+                next = earlier(next, o.retry.lingerUntilNs);
             }
         }
         if (!disconnects.isEmpty()) {
@@ -708,8 +745,16 @@ public final class CmImpl implements CmHandler {
                     nic.counters.cmRetransmitted++;
                     sendDisconnect(d);
                 }
+                if (d.state == CmOutgoing.REQUESTED) {
+                    next = earlier(next, d.retry.nextNs());
+                }
             }
         }
+        nextScanNs = next;
+    }
+
+    private static long earlier(final long a, final long b) {
+        return b - a < 0 ? b : a;
     }
 
     // ---------------------------------------------------------------- helpers

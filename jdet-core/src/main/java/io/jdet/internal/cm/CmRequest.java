@@ -41,6 +41,8 @@ final class CmRequest implements ConnectionRequest {
     CmRetry retry;
     /** The key agreement of a protected request, null for a plain one. */
     CmHandshake handshake;
+    /** The requester's key-exchange block, when its request carried one (a REJECT's MAC covers it). */
+    byte[] requestBlock;
     /** The address-validation cookie the request came back with (bound into a protected handshake). */
     long cookie;
     /** A protected ACCEPT's block and MAC, repeated when the requester asks again. */

@@ -30,6 +30,11 @@ final class CmRetry {
         return true;
     }
 
+    /** @return when the next retransmission is due (whether or not one will be sent) */
+    long nextNs() {
+        return nextNs;
+    }
+
     void finish(final long now) {
         lingerUntilNs = now + LINGER_NS;
     }

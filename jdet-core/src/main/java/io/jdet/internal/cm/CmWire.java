@@ -110,7 +110,7 @@ final class CmWire {
         return switch (Frame.opcode(f)) {
             case Frame.OP_CM_REQUEST -> CmHandshake.BLOCK_LENGTH;
             case Frame.OP_CM_ACCEPT -> CmHandshake.BLOCK_LENGTH + CmHandshake.MAC_LENGTH;
-            case Frame.OP_CM_READY, Frame.OP_CM_DISCONNECT -> CmHandshake.MAC_LENGTH;
+            case Frame.OP_CM_READY, Frame.OP_CM_DISCONNECT, Frame.OP_CM_REJECT -> CmHandshake.MAC_LENGTH;
             default -> 0;
         };
     }

@@ -26,8 +26,14 @@ public final class Counters {
     public long sealBadTag;
     /** Protected frames whose packet number was seen before or is older than the replay window: dropped. */
     public long sealReplayed;
+    /** ENCRYPT frames whose keystream block was not where the receiving stream stood (a frame lost or reordered
+     *  before them): the stream cipher was re-initialised, the one step of a protected frame that allocates. */
+    public long sealResync;
     /** Frames for a protected queue pair that were not protected (injected plain frames): dropped. */
     public long sealMissing;
+    /** CM_REJECTs a connect with a pre-shared key ignored: without the listener's MAC over its request (spoofed,
+     *  or from a listener without that key); the connect goes on until it is accepted or times out. */
+    public long cmRejectUnauthenticated;
     /** Connection handshakes that failed authentication (a MAC, a static key, or the key agreement). */
     public long cmAuthFailed;
     /** Replies to unattributable frames (unknown queue pair) or challenges left out by the rate limits. */
@@ -119,7 +125,9 @@ public final class Counters {
         m.put("rx.seal.bad_tag", sealBadTag);
         m.put("rx.seal.replayed", sealReplayed);
         m.put("rx.seal.missing", sealMissing);
+        m.put("rx.seal.resync", sealResync);
         m.put("cm.auth_failed", cmAuthFailed);
+        m.put("cm.reject_unauthenticated", cmRejectUnauthenticated);
         m.put("tx.replies_limited", repliesLimited);
         m.put("cm.cookies", cmCookies);
         m.put("cm.bad_cookie", cmBadCookie);

@@ -4,80 +4,164 @@ import io.jdet.Security;
 import io.jdet.internal.wire.Frame;
 import io.jdet.internal.wire.FrameGather;
 
-import javax.crypto.AEADBadTagException;
 import javax.crypto.Cipher;
-import javax.crypto.spec.GCMParameterSpec;
+import javax.crypto.spec.IvParameterSpec;
 import javax.crypto.spec.SecretKeySpec;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.security.GeneralSecurityException;
-import java.security.MessageDigest;
 
 /**
  * The per-frame protection of one connection (both directions), keyed by the connection manager's handshake. A
  * protected frame has {@link Frame#FLAG_PROTECTED} set and a {@link #TRAILER_LENGTH}-byte trailer after its payload:
- * a 16-byte tag, then the 8-byte little-endian packet number; the header's payload length excludes the trailer.
+ * a 16-byte tag, the 8-byte little-endian packet number, then the 8-byte little-endian stream block (ENCRYPT: the
+ * index of the keystream block its payload starts at; AUTH: 0). The header's payload length excludes the trailer.
+ * Each direction's 32-byte key is an AES-128 key {@code k} (bytes 0-15) and a Poly1305 {@code r} (bytes 16-31).
  * <ul>
- * <li>{@code AUTH}: tag = HMAC-SHA256(direction key, packet number ‖ header ‖ payload), first 16 bytes; the payload
- *     travels in the clear.</li>
- * <li>{@code ENCRYPT}: AES-128-GCM with the direction key, nonce = 4-byte direction id ‖ packet number, AAD = the
- *     header; the payload is replaced by its ciphertext, the tag is GCM's.</li>
+ * <li>tag = Poly1305-AES (Bernstein 2005): Poly1305_r(packet number ‖ stream block ‖ header ‖ payload as sent) +
+ *     AES_k(direction id ‖ 1 ‖ packet number) mod 2^128;</li>
+ * <li>{@code ENCRYPT} also replaces the payload by its AES-128-CTR encryption under {@code k}, counter block =
+ *     direction id ‖ 0 ‖ stream block (big-endian); each payload takes the next whole blocks of the direction's
+ *     one keystream, so the two counter spaces never meet.</li>
  * </ul>
  * The header is taken with its CRC field as 0 (the CRC is filled in after sealing and covers the whole frame).
- * Each direction has its own key and counts its packet numbers from 0, one per frame sent, retransmissions
- * included, so a nonce is never used twice with a key; the receiver keeps a {@link ReplayWindow}.
+ * Packet numbers count from 0 per direction, one per frame sent, retransmissions included, so no Poly1305 pad and
+ * no keystream block is ever used twice; the receiver keeps a {@link ReplayWindow}.
  *
- * <p>Engine lock held. The HMAC and the copies allocate nothing; the JDK's AES-GCM allocates a few small objects
- * per frame inside {@code Cipher.init} (a new nonce needs a new init), see {@code docs/SECURITY.md}.
+ * <p>Why not AES-GCM or ChaCha20-Poly1305 from the JDK: each needs a {@code Cipher.init} per frame (a new nonce),
+ * which allocates 1-2 KB of provider state. Here the JDK ciphers are initialised once per connection: AES/ECB
+ * (one block per frame: the Poly1305 pad) and AES/CTR, whose keystream runs on from frame to frame; a receiver
+ * whose stream position differs from a frame's stream block (a frame reordered) re-initialises its CTR
+ * cipher at that block, the only step that allocates, or, when the frame is ahead by at most
+ * {@link #MAX_SKIP_BLOCKS} (frames lost, or sealed but never sent because the link was busy), generates the
+ * keystream in between and discards it. Engine lock held; steady state allocation free.
  */
 public final class FrameSeal {
     /** Bytes of the tag. */
-    public static final int TAG_LENGTH = 16;
+    public static final int TAG_LENGTH = Poly1305.TAG_LENGTH;
     /** Bytes of the packet number. */
     public static final int PN_LENGTH = 8;
+    /** Bytes of the stream block. */
+    public static final int STREAM_LENGTH = 8;
     /** Bytes a protected frame carries after its payload. */
-    public static final int TRAILER_LENGTH = Frame.PROTECTED_TRAILER_LENGTH; // TAG_LENGTH + PN_LENGTH
-    /** Direction id in the nonce of frames the connecting side sends. */
+    public static final int TRAILER_LENGTH = Frame.PROTECTED_TRAILER_LENGTH; // TAG + PN + STREAM
+    /** Bytes of each direction's key: AES-128 key, then Poly1305 r. */
+    public static final int KEY_LENGTH = 32;
+    /** Direction id in the counter blocks of frames the connecting side sends. */
     public static final int CLIENT_TO_SERVER = 0x63327300;
-    /** Direction id in the nonce of frames the accepting side sends. */
+    /** Direction id in the counter blocks of frames the accepting side sends. */
     public static final int SERVER_TO_CLIENT = 0x73326300;
 
+    /** Layouts are made once: {@code withOrder} builds a new layout and var handle on every call (allocates). */
+    private static final ValueLayout.OfShort LE_SHORT =
+        ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfLong LE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong BE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
     private static final ValueLayout.OfInt BE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+    private static final int BLOCK = 16;
+    /** The most keystream a receiver generates to catch up (a few lost frames); beyond, or backwards, it re-inits. */
+    private static final long MAX_SKIP_BLOCKS = 16_384;
 
     private final boolean encrypt;
     private final SealBuffers buffers;
     private final Counters counters;
-    /** AUTH: HMAC-SHA256 computed on a reused digest (the JDK's {@code Mac.doFinal} allocates its result). */
-    private final MessageDigest txDigest;
-    private final MessageDigest rxDigest;
-    private final byte[][] txPads;
-    private final byte[][] rxPads;
-    private final Cipher txCipher;
-    private final Cipher rxCipher;
-    private final SecretKeySpec txKey;
-    private final SecretKeySpec rxKey;
-    private final byte[] txNonce = new byte[12];
-    private final byte[] rxNonce = new byte[12];
-    private final MemorySegment txNonceSegment = MemorySegment.ofArray(txNonce);
-    private final MemorySegment rxNonceSegment = MemorySegment.ofArray(rxNonce);
+    private final Direction tx;
+    private final Direction rx;
     private final ReplayWindow replay = new ReplayWindow();
     /** Authenticates the connection manager's frames about this connection (its disconnect). */
     private final byte[] controlKey;
     private long txNext;
 
+    /** One direction's keys, ciphers and scratch. */
+    private static final class Direction {
+        final SecretKeySpec aes;
+        final Poly1305 mac;
+        final Cipher pads;
+        final Cipher stream;
+        /** The counter block of the next pad, or of a stream (re)start. */
+        final byte[] counter = new byte[BLOCK];
+        final MemorySegment counterSegment = MemorySegment.ofArray(counter);
+        final byte[] pad = new byte[BLOCK];
+        final byte[] tag = new byte[BLOCK];
+        /** The packet number and stream block, as they enter the MAC. */
+        final byte[] prefix = new byte[PN_LENGTH + STREAM_LENGTH];
+        final MemorySegment prefixSegment = MemorySegment.ofArray(prefix);
+        final int id;
+        /** The keystream block the stream cipher is at. */
+        long streamBlock;
+
+        Direction(final byte[] key, final int id, final boolean encrypt) throws GeneralSecurityException {
+            if (key.length != KEY_LENGTH) {
+                throw new IllegalArgumentException("a direction key has " + KEY_LENGTH + " bytes");
+            }
+            this.id = id;
+            this.aes = new SecretKeySpec(key, 0, 16, "AES");
+            this.mac = new Poly1305(key, 16);
+            this.pads = Cipher.getInstance("AES/ECB/NoPadding");
+            pads.init(Cipher.ENCRYPT_MODE, aes);
+            counterSegment.set(BE_INT, 0, id);
+            if (encrypt) {
+                this.stream = Cipher.getInstance("AES/CTR/NoPadding");
+                restart(0);
+            } else {
+                this.stream = null;
+            }
+        }
+
+        /** The Poly1305 pad of a packet number: AES_k(id ‖ 1 ‖ pn). */
+        void pad(final long pn) throws GeneralSecurityException {
+            counterSegment.set(BE_INT, 4, 1);
+            counterSegment.set(BE_LONG, 8, pn);
+            pads.update(counter, 0, BLOCK, pad, 0);
+        }
+
+        /** Moves the stream cipher to a keystream block (allocates: the JDK's init). */
+        void restart(final long block) throws GeneralSecurityException {
+            counterSegment.set(BE_INT, 4, 0);
+            counterSegment.set(BE_LONG, 8, block);
+            stream.init(Cipher.ENCRYPT_MODE, aes, new IvParameterSpec(counter));
+            streamBlock = block;
+        }
+
+        /** En- or decrypts the next payload with the stream and skips to the next whole block. */
+        void crypt(final byte[] in, final int inOffset, final int length, final byte[] out, final int outOffset,
+                   final byte[] skip) throws GeneralSecurityException {
+            stream.update(in, inOffset, length, out, outOffset);
+            final int rest = length & BLOCK - 1;
+            if (rest != 0) {
+                stream.update(skip, 0, BLOCK - rest, skip, SealBuffers.SKIP_CHUNK);
+            }
+            streamBlock += blocks(length);
+        }
+
+        /**
+         * Moves the stream forward by whole blocks without a new init: the keystream of frames that never came
+         * (lost, or sealed but not sent because the link was busy) is generated and thrown away.
+         */
+        void skip(final long blocks, final byte[] skip) throws GeneralSecurityException {
+            long left = blocks * BLOCK;
+            while (left > 0) {
+                final int piece = (int) Math.min(left, SealBuffers.SKIP_CHUNK);
+                stream.update(skip, 0, piece, skip, SealBuffers.SKIP_CHUNK);
+                left -= piece;
+            }
+            streamBlock += blocks;
+        }
+    }
+
     /**
      * Protection for one connection.
      *
      * @param mode     AUTH or ENCRYPT
-     * @param txKey    the key of the frames this side sends (16 bytes for ENCRYPT, 32 for AUTH)
+     * @param txKey    the key of the frames this side sends ({@link #KEY_LENGTH} bytes)
      * @param rxKey    the key of the frames the peer sends
      * @param client   whether this side connected (chooses the direction ids)
      * @param controlKey the key of {@link #controlMac} (32 bytes)
      * @param buffers  the NIC's scratch memory
      * @param counters the NIC's counters
-     * @throws IllegalStateException if the JDK lacks the algorithm (it never does: both are required ones)
+     * @throws IllegalArgumentException if the mode is NONE or a key has the wrong length
+     * @throws IllegalStateException if the JDK lacks AES (it never does: a required algorithm)
      */
     public FrameSeal(final Security.Mode mode, final byte[] txKey, final byte[] rxKey, final boolean client,
                      final byte[] controlKey, final SealBuffers buffers, final Counters counters) {
@@ -88,31 +172,17 @@ public final class FrameSeal {
         this.controlKey = controlKey.clone();
         this.buffers = buffers;
         this.counters = counters;
-        txNonceSegment.set(BE_INT, 0, client ? CLIENT_TO_SERVER : SERVER_TO_CLIENT);
-        rxNonceSegment.set(BE_INT, 0, client ? SERVER_TO_CLIENT : CLIENT_TO_SERVER);
         try {
-            if (encrypt) {
-                this.txKey = new SecretKeySpec(txKey, "AES");
-                this.rxKey = new SecretKeySpec(rxKey, "AES");
-                this.txCipher = Cipher.getInstance("AES/GCM/NoPadding");
-                this.rxCipher = Cipher.getInstance("AES/GCM/NoPadding");
-                this.txDigest = null;
-                this.rxDigest = null;
-                this.txPads = null;
-                this.rxPads = null;
-            } else {
-                this.txKey = null;
-                this.rxKey = null;
-                this.txCipher = null;
-                this.rxCipher = null;
-                this.txDigest = MessageDigest.getInstance("SHA-256");
-                this.rxDigest = MessageDigest.getInstance("SHA-256");
-                this.txPads = pads(txKey);
-                this.rxPads = pads(rxKey);
-            }
+            this.tx = new Direction(txKey, client ? CLIENT_TO_SERVER : SERVER_TO_CLIENT, encrypt);
+            this.rx = new Direction(rxKey, client ? SERVER_TO_CLIENT : CLIENT_TO_SERVER, encrypt);
         } catch (final GeneralSecurityException e) {
             throw new IllegalStateException("the JDK lacks a required algorithm", e);
         }
+    }
+
+    /** Keystream blocks a payload takes. */
+    private static long blocks(final int length) {
+        return (length + BLOCK - 1) / BLOCK;
     }
 
     /**
@@ -121,40 +191,44 @@ public final class FrameSeal {
      *
      * @param header  the frame's header, its payload length the plain payload's; its CRC field is set to 0
      * @param payload the payload pieces, replaced by what is to be sent; at least one free slot
-     * @throws IllegalStateException if a piece's memory was closed (nothing is changed then)
+     * @throws IllegalStateException if a piece's memory was closed (no keystream is used then)
      */
     public void seal(final MemorySegment header, final FrameGather payload) {
-        header.set(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), Frame.FLAGS_OFFSET,
+        header.set(LE_SHORT, Frame.FLAGS_OFFSET,
             (short) (Frame.flags(header) | Frame.FLAG_PROTECTED));
         header.set(ValueLayout.JAVA_INT_UNALIGNED, Frame.CRC_OFFSET, 0);
         final SealBuffers b = buffers;
+        final Direction d = tx;
         MemorySegment.copy(header, ValueLayout.JAVA_BYTE, 0, b.header, 0, Frame.HEADER_LENGTH);
         final int n = payload.totalLength();
         final long pn = txNext++;
         try {
+            final Poly1305 mac = d.mac;
+            mac.reset();
             if (encrypt) {
-                payload.copyTo(b.txPlainSegment, 0);
-                txNonceSegment.set(LE_LONG, 4, pn);
-                txCipher.init(Cipher.ENCRYPT_MODE, txKey, new GCMParameterSpec(TAG_LENGTH * 8, txNonce));
-                txCipher.updateAAD(b.header, 0, Frame.HEADER_LENGTH);
-                txCipher.doFinal(b.txPlain, 0, n, b.txSealed, 0);
-                b.txSealedSegment.set(LE_LONG, n + TAG_LENGTH, pn);
+                payload.copyTo(b.txPlainSegment, 0); // first: a closed arena throws before any keystream is used
+                d.prefixSegment.set(LE_LONG, 0, pn);
+                d.prefixSegment.set(LE_LONG, PN_LENGTH, d.streamBlock);
+                mac.update(d.prefix, 0, d.prefix.length);
+                mac.update(b.header, 0, Frame.HEADER_LENGTH);
+                d.crypt(b.txPlain, 0, n, b.txSealed, 0, b.skip);
+                mac.update(b.txSealed, 0, n);
+                d.pad(pn);
+                mac.finish(d.pad, 0, b.txSealed, n);
+                System.arraycopy(d.prefix, 0, b.txSealed, n + TAG_LENGTH, d.prefix.length);
                 payload.clear();
                 payload.add(b.txSealedSegment, b.txSealedView, 0, n + TRAILER_LENGTH);
             } else {
-                b.numberSegment.set(LE_LONG, 0, pn);
-                txDigest.update(txPads[0]);
-                txDigest.update(b.number, 0, PN_LENGTH);
-                txDigest.update(b.header, 0, Frame.HEADER_LENGTH);
+                d.prefixSegment.set(LE_LONG, 0, pn);
+                d.prefixSegment.set(LE_LONG, PN_LENGTH, 0L);
+                mac.update(d.prefix, 0, d.prefix.length);
+                mac.update(b.header, 0, Frame.HEADER_LENGTH);
                 for (int i = 0; i < payload.count(); i++) {
-                    final int length = payload.length(i);
-                    MemorySegment.copy(payload.segment(i), ValueLayout.JAVA_BYTE, payload.offset(i), b.txPlain, 0,
-                        length);
-                    txDigest.update(b.txPlain, 0, length);
+                    mac.update(payload.segment(i), payload.offset(i), payload.length(i));
                 }
-                finishHmac(txDigest, txPads[1], b.tag);
-                System.arraycopy(b.tag, 0, b.txSealed, 0, TAG_LENGTH);
-                b.txSealedSegment.set(LE_LONG, TAG_LENGTH, pn);
+                d.pad(pn);
+                mac.finish(d.pad, 0, b.txSealed, 0);
+                System.arraycopy(d.prefix, 0, b.txSealed, TAG_LENGTH, d.prefix.length);
                 payload.add(b.txSealedSegment, b.txSealedView, 0, TRAILER_LENGTH);
             }
         } catch (final GeneralSecurityException e) {
@@ -168,74 +242,69 @@ public final class FrameSeal {
      *
      * @param f      the frame, header checked, its CRC field 0
      * @param length its length, trailer included
-     * @return the frame to process, without its trailer ({@code f} itself for AUTH, scratch memory for ENCRYPT,
-     *         valid until the next frame), or null if it was dropped
+     * @return the frame to process, without its trailer ({@code f} itself for AUTH, the NIC's native scratch
+     *         memory for ENCRYPT, valid until the next frame), or null if it was dropped
      */
     public MemorySegment open(final MemorySegment f, final int length) {
         final int n = length - Frame.HEADER_LENGTH - TRAILER_LENGTH;
-        final long pn = f.get(LE_LONG, length - PN_LENGTH);
+        final int prefixAt = length - PN_LENGTH - STREAM_LENGTH;
+        final long pn = f.get(LE_LONG, prefixAt);
+        final long block = f.get(LE_LONG, prefixAt + PN_LENGTH);
         if (!replay.fresh(pn)) {
             counters.sealReplayed++;
             return null;
         }
         final SealBuffers b = buffers;
+        final Direction d = rx;
         MemorySegment.copy(f, ValueLayout.JAVA_BYTE, 0, b.header, 0, Frame.HEADER_LENGTH);
         b.header[Frame.CRC_OFFSET] = b.header[Frame.CRC_OFFSET + 1] = 0;
         b.header[Frame.CRC_OFFSET + 2] = b.header[Frame.CRC_OFFSET + 3] = 0;
-        final MemorySegment out;
+        final Poly1305 mac = d.mac;
         try {
+            MemorySegment.copy(f, ValueLayout.JAVA_BYTE, Frame.HEADER_LENGTH, b.rxIn, 0, n + TRAILER_LENGTH);
+            mac.reset();
+            mac.update(b.rxIn, n + TAG_LENGTH, PN_LENGTH + STREAM_LENGTH);
+            mac.update(b.header, 0, Frame.HEADER_LENGTH);
+            mac.update(b.rxIn, 0, n);
+            d.pad(pn);
+            mac.finish(d.pad, 0, d.tag, 0);
+            if (!sameTag(d.tag, b.rxIn, n)) {
+                counters.sealBadTag++;
+                return null;
+            }
+            final MemorySegment out;
             if (encrypt) {
-                MemorySegment.copy(f, ValueLayout.JAVA_BYTE, Frame.HEADER_LENGTH, b.rxIn, 0, n + TAG_LENGTH);
-                rxNonceSegment.set(LE_LONG, 4, pn);
-                rxCipher.init(Cipher.DECRYPT_MODE, rxKey, new GCMParameterSpec(TAG_LENGTH * 8, rxNonce));
-                rxCipher.updateAAD(b.header, 0, Frame.HEADER_LENGTH);
-                rxCipher.doFinal(b.rxIn, 0, n + TAG_LENGTH, b.rxPlain, Frame.HEADER_LENGTH);
-                System.arraycopy(b.header, 0, b.rxPlain, 0, Frame.HEADER_LENGTH);
-                out = b.rxPlainSegment;
-            } else {
-                b.numberSegment.set(LE_LONG, 0, pn);
-                rxDigest.update(rxPads[0]);
-                rxDigest.update(b.number, 0, PN_LENGTH);
-                rxDigest.update(b.header, 0, Frame.HEADER_LENGTH);
-                MemorySegment.copy(f, ValueLayout.JAVA_BYTE, Frame.HEADER_LENGTH, b.rxIn, 0, n + TAG_LENGTH);
-                rxDigest.update(b.rxIn, 0, n);
-                finishHmac(rxDigest, rxPads[1], b.tag);
-                if (!sameTag(b.tag, b.rxIn, n)) {
-                    counters.sealBadTag++;
-                    return null;
+                if (n > 0) {
+                    if (block < 0 || block > Long.MAX_VALUE / 2) {
+                        counters.sealBadTag++; // authenticated, so a peer's fault; never a wrapped counter
+                        return null;
+                    }
+                    if (block != d.streamBlock) {
+                        counters.sealResync++; // a frame lost, unsent or reordered before this one
+                        if (block > d.streamBlock && block - d.streamBlock <= MAX_SKIP_BLOCKS) {
+                            d.skip(block - d.streamBlock, b.skip);
+                        } else {
+                            d.restart(block);
+                        }
+                    }
+                    d.crypt(b.rxIn, 0, n, b.rxPlain, Frame.HEADER_LENGTH, b.skip);
                 }
+                MemorySegment.copy(b.header, 0, b.rxFrame, ValueLayout.JAVA_BYTE, 0, Frame.HEADER_LENGTH);
+                MemorySegment.copy(b.rxPlain, Frame.HEADER_LENGTH, b.rxFrame, ValueLayout.JAVA_BYTE,
+                    Frame.HEADER_LENGTH, n);
+                out = b.rxFrame;
+            } else if (block != 0) {
+                counters.sealBadTag++;
+                return null;
+            } else {
                 out = f;
             }
-        } catch (final AEADBadTagException e) {
-            counters.sealBadTag++;
-            return null;
+            replay.commit(pn);
+            return out;
         } catch (final GeneralSecurityException e) {
             counters.sealBadTag++;
             return null;
         }
-        replay.commit(pn);
-        return out;
-    }
-
-    /** HMAC's key pads (RFC 2104): the key, zero-padded to SHA-256's 64-byte block, XOR 0x36 and XOR 0x5c. */
-    private static byte[][] pads(final byte[] key) {
-        final byte[] inner = new byte[64];
-        final byte[] outer = new byte[64];
-        for (int i = 0; i < 64; i++) {
-            final byte k = i < key.length ? key[i] : 0;
-            inner[i] = (byte) (k ^ 0x36);
-            outer[i] = (byte) (k ^ 0x5c);
-        }
-        return new byte[][] {inner, outer};
-    }
-
-    /** Ends an HMAC whose inner hash has all its input: tag = H(outer pad ‖ H(inner pad ‖ input)). */
-    private static void finishHmac(final MessageDigest digest, final byte[] outerPad, final byte[] tag)
-        throws GeneralSecurityException {
-        digest.digest(tag, 0, 32);
-        digest.update(outerPad);
-        digest.update(tag, 0, 32);
-        digest.digest(tag, 0, 32);
     }
 
     /** Compares a computed tag with a received one in time independent of where they differ. */

@@ -145,10 +145,10 @@ public final class Frame {
      */
     public static final int FLAG_PROTECTED = 0x0400;
     /**
-     * Bytes a {@link #FLAG_PROTECTED} frame carries after its payload (tag and packet number), not counted in its
+     * Bytes a {@link #FLAG_PROTECTED} frame carries after its payload (tag, packet number and stream block), not counted in its
      * payload length: a link that splits a datagram into frames adds them.
      */
-    public static final int PROTECTED_TRAILER_LENGTH = 24;
+    public static final int PROTECTED_TRAILER_LENGTH = 32;
 
     /** Every flag this version defines; a frame with any other bit set is malformed. */
     public static final int ALL_FLAGS = FLAG_LAST | FLAG_IMMEDIATE | FLAG_SOLICITED | FLAG_FORCE_ACK
