@@ -215,10 +215,12 @@ class ShmRingEdgesTest {
         final ShmRing ring = create("1.ring", 8, MTU);
         final ShmRing sender = open("1.ring");
         final FrameCrc crc = new FrameCrc();
-        final MemorySegment good = frame(5, Frame.HEADER_LENGTH);
-        crc.seal(good, good.asByteBuffer(), Frame.HEADER_LENGTH, NONE);
-        assertEquals(ShmRing.SENT, sender.offer(7, ShmRingDescriptor.FLAG_CRC, good, Frame.HEADER_LENGTH, NONE));
-        assertEquals(List.of(5L), drain(ring, 8));
+        for (long i = 0; i < 8; i++) { // one lap: every slot checks a CRC once
+            final MemorySegment good = frame(i, Frame.HEADER_LENGTH);
+            crc.seal(good, good.asByteBuffer(), Frame.HEADER_LENGTH, NONE);
+            assertEquals(ShmRing.SENT, sender.offer(7, ShmRingDescriptor.FLAG_CRC, good, Frame.HEADER_LENGTH, NONE));
+            assertEquals(List.of(i), drain(ring, 8));
+        }
         final MemorySegment bad = frame(6, Frame.HEADER_LENGTH);
         crc.seal(bad, bad.asByteBuffer(), Frame.HEADER_LENGTH, NONE);
         bad.set(ValueLayout.JAVA_BYTE, 20, (byte) 1);
