@@ -269,6 +269,102 @@ class ShmRingEdgesTest {
     }
 
     @Test
+    void aSkippedClaimWithNothingBehindItStillFreesTheHead() throws Exception {
+        final ShmRing ring = create("1.ring", 8, MTU);
+        final ShmRing sender = open("1.ring");
+        final long dead = finishedProcessPid();
+        edit("1.ring", m -> {
+            m.set(ValueLayout.JAVA_LONG, ShmRingDescriptor.TAIL_OFFSET, 1L);
+            m.set(ValueLayout.JAVA_INT, ShmRingDescriptor.HEADER_LENGTH + ShmRingDescriptor.SLOT_CLAIMANT_OFFSET,
+                (int) dead);
+        });
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        int taken = 0;
+        while (ring.skipped() == 0) {
+            taken += ring.drain((f, l, p) -> { }, 8, new FrameCrc());
+            assertTrue(System.nanoTime() - deadline < 0, "the dead claim was never skipped");
+            Thread.onSpinWait();
+        }
+        assertEquals(1, taken, "a skipped slot counts as taken");
+        assertTrue(ring.isEmpty());
+        assertEquals(ShmRing.SENT, sender.offer(7, 0, frame(3, Frame.HEADER_LENGTH), Frame.HEADER_LENGTH, NONE));
+        assertEquals(List.of(3L), drain(ring, 8), "the frame behind the skipped slot arrives");
+    }
+
+    @Test
+    void aClaimWhoseClaimantRunsIsNeverSkippedAndAnEmptySlotIsNoClaim() throws Exception {
+        final ShmRing ring = create("1.ring", 8, MTU);
+        final ShmRing sender = open("1.ring");
+        // An empty ring watched for longer than the timeout of a claim without claimant: nothing is skipped.
+        final long start = System.nanoTime();
+        while (System.nanoTime() - start < ShmRing.CLAIM_TIMEOUT_NS + 3 * ShmRing.CLAIM_CHECK_NS) {
+            assertEquals(0, ring.drain((f, l, p) -> { }, 8, new FrameCrc()));
+            Thread.onSpinWait();
+        }
+        assertEquals(0, ring.skipped());
+        assertEquals(ShmRing.SENT, sender.offer(7, 0, frame(1, Frame.HEADER_LENGTH), Frame.HEADER_LENGTH, NONE));
+        assertEquals(List.of(1L), drain(ring, 8));
+        // This process claims ticket 1 and runs on: several liveness checks later the claim still stands.
+        edit("1.ring", m -> {
+            m.set(ValueLayout.JAVA_LONG, ShmRingDescriptor.TAIL_OFFSET, 2L);
+            m.set(ValueLayout.JAVA_INT, ShmRingDescriptor.slotOffset(1, 7, ShmRingDescriptor.slotSize(MTU))
+                + ShmRingDescriptor.SLOT_CLAIMANT_OFFSET, (int) ProcessStamp.PID);
+        });
+        assertEquals(ShmRing.SENT, sender.offer(7, 0, frame(2, Frame.HEADER_LENGTH), Frame.HEADER_LENGTH, NONE));
+        final long watch = System.nanoTime();
+        while (System.nanoTime() - watch < 5 * ShmRing.CLAIM_CHECK_NS) {
+            assertEquals(0, ring.drain((f, l, p) -> { }, 8, new FrameCrc()));
+            Thread.onSpinWait();
+        }
+        assertEquals(0, ring.skipped());
+    }
+
+    @Test
+    void aFrameWakesAnOwnerAsleepOnTheRing() throws Exception {
+        final ShmRing ring = create("1.ring", 8, MTU);
+        final ShmRing sender = open("1.ring");
+        for (int round = 0; round < 3; round++) {
+            final Thread sleeper = Thread.ofPlatform().start(() -> ring.await(TimeUnit.SECONDS.toNanos(600), 0));
+            awaitSleeping(sleeper);
+            assertEquals(ShmRing.SENT, sender.offer(7, 0, frame(round, Frame.HEADER_LENGTH), Frame.HEADER_LENGTH,
+                NONE));
+            sleeper.join(TimeUnit.SECONDS.toMillis(20));
+            assertFalse(sleeper.isAlive(), "a frame did not wake the owner");
+            assertEquals(List.of((long) round), drain(ring, 8));
+        }
+    }
+
+    @Test
+    void closingWakesAnOwnerAsleepOnTheRing() throws Exception {
+        final ShmRing ring = create("1.ring", 8, MTU);
+        final Thread sleeper = Thread.ofPlatform().start(() -> {
+            try {
+                ring.await(TimeUnit.SECONDS.toNanos(600), 0);
+            } catch (final IllegalStateException closed) {
+                // the memory is gone when it wakes: what the link's progress thread expects
+            }
+        });
+        awaitSleeping(sleeper);
+        ring.close();
+        sleeper.join(TimeUnit.SECONDS.toMillis(20));
+        assertFalse(sleeper.isAlive(), "closing did not wake the owner");
+    }
+
+    /** Waits until the thread counts itself among the ring's sleepers (read from the file, as a peer would). */
+    private void awaitSleeping(final Thread sleeper) throws IOException {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        try (FileChannel channel = FileChannel.open(dir.resolve("1.ring"), StandardOpenOption.READ);
+             Arena local = Arena.ofConfined()) {
+            final MemorySegment raw = channel.map(FileChannel.MapMode.READ_ONLY, 0, channel.size(), local);
+            while (raw.get(ValueLayout.JAVA_INT, ShmRingDescriptor.WAITERS_OFFSET) == 0) {
+                assertTrue(sleeper.isAlive(), "the owner stopped waiting on its own");
+                assertTrue(System.nanoTime() - deadline < 0, "the owner never went to sleep");
+                Thread.onSpinWait();
+            }
+        }
+    }
+
+    @Test
     void anEmptyRingsWaitEndsAtItsTimeoutAndAFullOnesAtOnce() throws Exception {
         final ShmRing ring = create("1.ring", 8, MTU);
         final Thread waiter = Thread.ofPlatform().start(() -> ring.await(TimeUnit.MILLISECONDS.toNanos(20), 0));
