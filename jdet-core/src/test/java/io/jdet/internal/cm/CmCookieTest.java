@@ -2,6 +2,7 @@ package io.jdet.internal.cm;
 
 import org.junit.jupiter.api.Test;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -60,5 +61,22 @@ class CmCookieTest {
         final CmCookie c = new CmCookie();
         assertFalse(c.valid(0, PEER, ID, SERVICE, QP, NOW));
         assertFalse(c.valid(new CmCookie().issue(PEER, ID, SERVICE, QP, NOW), PEER, ID, SERVICE, QP, NOW));
+    }
+
+    @Test
+    void aCookieIsSixtyFourBitsOfTheMacNotFewer() {
+        final CmCookie c = new CmCookie();
+        final java.util.Set<Long> seen = new java.util.HashSet<>();
+        long high = 0;
+        long low = 0;
+        for (int id = 0; id < 64; id++) {
+            final long cookie = c.issue(PEER, id, SERVICE, QP, NOW);
+            seen.add(cookie);
+            high |= cookie >>> 32;
+            low |= cookie & 0xFFFF_FFFFL;
+        }
+        assertEquals(64, seen.size(), "64 requests, 64 different cookies");
+        assertTrue(Long.bitCount(high) > 24 && Long.bitCount(low) > 24,
+            "bits set across both halves: 0x" + Long.toHexString(high) + " 0x" + Long.toHexString(low));
     }
 }
