@@ -30,6 +30,7 @@ class SackScoreboardTest {
         assertFalse(s.isSacked(15, 10));
         assertFalse(s.isSacked(10, 10), "at or below the cumulative ack");
         assertFalse(s.isSacked(9, 10));
+        assertFalse(s.isSacked(10 + 2 + 64, 10), "64 frames on is beyond the board, not frame 12 again");
         assertEquals(14, s.top(10));
     }
 
