@@ -9,6 +9,7 @@ import java.util.HashSet;
 import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The NIC's out-of-order frame store: bounded, each slot a private copy, a released slot reused. */
@@ -60,6 +61,18 @@ class ReorderPoolTest {
         } finally {
             pool.close();
         }
+    }
+
+    @Test
+    void closingFreesTheSlots() {
+        final ReorderPool pool = new ReorderPool(64);
+        final int slot;
+        try (Arena arena = Arena.ofConfined()) {
+            slot = pool.store(frame(arena, 10, 3), 10);
+        }
+        final MemorySegment held = pool.frame(slot);
+        pool.close();
+        assertThrows(IllegalStateException.class, () -> held.get(ValueLayout.JAVA_BYTE, 0));
     }
 
     @Test

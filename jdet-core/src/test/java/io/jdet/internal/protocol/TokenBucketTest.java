@@ -15,7 +15,7 @@ class TokenBucketTest {
         int n = 0;
         while (b.tryTake(now)) {
             n++;
-            if (n > 1_000) {
+            if (n > 1_000_000) {
                 break;
             }
         }
@@ -55,5 +55,20 @@ class TokenBucketTest {
         final TokenBucket one = new TokenBucket(4, 0);
         assertEquals(1, takeAll(one, T0), "a positive rate holds at least one token");
         assertEquals(1, takeAll(one, T0 + 10_000 * MS));
+    }
+    @Test
+    void aNewBucketIsFullWhateverTheClockReads() {
+        final TokenBucket b = new TokenBucket(10, 3);
+        assertEquals(3, takeAll(b, 0), "the first call, at time 0, finds the burst");
+        final TokenBucket negative = new TokenBucket(10, 3);
+        assertEquals(3, takeAll(negative, -T0), "nanoTime may be negative");
+    }
+
+    @Test
+    void aFastBucketLeftIdleForHoursIsFullNotOverflowed() {
+        final TokenBucket b = new TokenBucket(1_000_000, 100_000);
+        assertEquals(100_000, takeAll(b, T0));
+        final long hours = 10_000_000_000_000L; // 2.8 hours: elapsed * rate no longer fits a long
+        assertEquals(100_000, takeAll(b, T0 + hours));
     }
 }
