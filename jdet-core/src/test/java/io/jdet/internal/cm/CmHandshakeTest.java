@@ -84,6 +84,20 @@ class CmHandshakeTest {
     }
 
     @Test
+    void aPinnedPublicKeyWithoutItsPrivateKeyDoesNotAgree() throws Exception {
+        final KeyPair serverKey = x25519();
+        final KeyPair clientKey = x25519();
+        final KeyPair impostor = x25519();
+        final Security auth = Security.of(Security.Mode.AUTH);
+        final Security fakeServer = auth.withStaticKey(new KeyPair(serverKey.getPublic(), impostor.getPrivate()));
+        assertFalse(both(agree(auth.withPeerKeys(serverKey.getPublic()), fakeServer, TAIL, TAIL)),
+            "a server presenting the pinned key must hold its private key");
+        final Security fakeClient = auth.withStaticKey(new KeyPair(clientKey.getPublic(), impostor.getPrivate()));
+        assertFalse(both(agree(fakeClient, auth.withPeerKeys(clientKey.getPublic()), TAIL, TAIL)),
+            "so must a client");
+    }
+
+    @Test
     void aBlockCarriesTheModeTheStaticKeyFlagAndBothPublicKeys() throws Exception {
         final KeyPair key = x25519();
         final byte[] plain = new CmHandshake(Security.of(Security.Mode.ENCRYPT)).block();
