@@ -295,7 +295,10 @@ class ShmRingEdgesTest {
     void aClaimWhoseClaimantRunsIsNeverSkippedAndAnEmptySlotIsNoClaim() throws Exception {
         final ShmRing ring = create("1.ring", 8, MTU);
         final ShmRing sender = open("1.ring");
-        // An empty ring watched for longer than the timeout of a claim without claimant: nothing is skipped.
+        // An empty ring (past its first ticket) watched for longer than the timeout of a claim without claimant:
+        // nothing is skipped, and the next frame arrives.
+        assertEquals(ShmRing.SENT, sender.offer(7, 0, frame(0, Frame.HEADER_LENGTH), Frame.HEADER_LENGTH, NONE));
+        assertEquals(List.of(0L), drain(ring, 8));
         final long start = System.nanoTime();
         while (System.nanoTime() - start < ShmRing.CLAIM_TIMEOUT_NS + 3 * ShmRing.CLAIM_CHECK_NS) {
             assertEquals(0, ring.drain((f, l, p) -> { }, 8, new FrameCrc()));
@@ -304,10 +307,10 @@ class ShmRingEdgesTest {
         assertEquals(0, ring.skipped());
         assertEquals(ShmRing.SENT, sender.offer(7, 0, frame(1, Frame.HEADER_LENGTH), Frame.HEADER_LENGTH, NONE));
         assertEquals(List.of(1L), drain(ring, 8));
-        // This process claims ticket 1 and runs on: several liveness checks later the claim still stands.
+        // This process claims ticket 2 and runs on: several liveness checks later the claim still stands.
         edit("1.ring", m -> {
-            m.set(ValueLayout.JAVA_LONG, ShmRingDescriptor.TAIL_OFFSET, 2L);
-            m.set(ValueLayout.JAVA_INT, ShmRingDescriptor.slotOffset(1, 7, ShmRingDescriptor.slotSize(MTU))
+            m.set(ValueLayout.JAVA_LONG, ShmRingDescriptor.TAIL_OFFSET, 3L);
+            m.set(ValueLayout.JAVA_INT, ShmRingDescriptor.slotOffset(2, 7, ShmRingDescriptor.slotSize(MTU))
                 + ShmRingDescriptor.SLOT_CLAIMANT_OFFSET, (int) ProcessStamp.PID);
         });
         assertEquals(ShmRing.SENT, sender.offer(7, 0, frame(2, Frame.HEADER_LENGTH), Frame.HEADER_LENGTH, NONE));

@@ -161,5 +161,27 @@ class FrameFormatTest {
         assertNull(g.view(1));
         g.add(a, av, 1, 1);
         assertEquals(1, g.totalLength());
+        g.add(a, av, 0, 2);
+        g.add(a, av, 0, 3);
+        assertEquals(g.capacity(), g.count());
+        g.clear();
+        assertEquals(0, g.count(), "a full list clears too");
+    }
+
+    @Test
+    void oneCrcSealsFrameAfterFrame() {
+        final FrameCrc crc = new FrameCrc();
+        final FrameGather none = new FrameGather(0);
+        for (int i = 0; i < 3; i++) {
+            final MemorySegment h = header();
+            h.set(ValueLayout.JAVA_BYTE, 79, (byte) i);
+            crc.seal(h, h.asByteBuffer(), Frame.HEADER_LENGTH, none);
+            final byte[] bytes = h.toArray(ValueLayout.JAVA_BYTE);
+            final int stored = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).getInt(Frame.CRC_OFFSET);
+            java.util.Arrays.fill(bytes, Frame.CRC_OFFSET, Frame.CRC_OFFSET + 4, (byte) 0);
+            final CRC32C reference = new CRC32C();
+            reference.update(bytes);
+            assertEquals((int) reference.getValue(), stored, "frame " + i);
+        }
     }
 }
