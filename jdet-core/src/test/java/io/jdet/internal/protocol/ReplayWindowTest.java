@@ -43,4 +43,27 @@ class ReplayWindowTest {
         assertTrue(w.fresh(101), "a forged frame's number (never committed) does not burn it");
         assertTrue(w.fresh(103));
     }
+    @Test
+    void aNumberIsRememberedInItsOwnWordOnly() {
+        final ReplayWindow w = new ReplayWindow();
+        w.commit(100);
+        assertFalse(w.fresh(100), "seen, in the bitmap's second word");
+        assertTrue(w.fresh(36), "the same bit of the first word was never seen");
+        final ReplayWindow first = new ReplayWindow();
+        first.commit(0);
+        first.commit(64);
+        assertFalse(first.fresh(0), "moving on by one word keeps the word of 0");
+    }
+
+    @Test
+    void movingFarAheadForgetsTheWordsItReuses() {
+        final ReplayWindow w = new ReplayWindow();
+        w.commit(63);
+        w.commit(2_000);
+        assertTrue(w.fresh(1_087), "1087 shares 63's bit, in a word reused since");
+        final ReplayWindow exact = new ReplayWindow();
+        exact.commit(0);
+        exact.commit(16 * 64 + 5);
+        assertTrue(exact.fresh(16 * 64), "the word sixteen on, which reuses the word of 0, starts empty");
+    }
 }
