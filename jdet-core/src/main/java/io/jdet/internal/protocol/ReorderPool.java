@@ -26,10 +26,20 @@ public final class ReorderPool {
     private int freeCount;
 
     /**
-     * Creates an empty pool; raises nothing.
+     * Creates an empty pool for frames whose payload follows the header; raises nothing.
      *
      * @param frameBytes the largest frame
-     * @param nic        the NIC whose frames it holds, which says where each one's payload lies
+     */
+    public ReorderPool(final int frameBytes) {
+        this(frameBytes, null);
+    }
+
+    /**
+     * Creates an empty pool for frames whose payload may lie apart from the header; raises nothing.
+     *
+     * @param frameBytes the largest frame
+     * @param nic        the NIC whose frames it holds, which says where each one's payload lies (null: always right
+     *                   after the header)
      */
     public ReorderPool(final int frameBytes, final ProtocolNic nic) {
         this.frameBytes = frameBytes;
@@ -58,7 +68,11 @@ public final class ReorderPool {
         final int slot = free[--freeCount];
         final int header = Math.min(length, Frame.HEADER_LENGTH);
         MemorySegment.copy(frame, 0, slots[slot], 0, header);
-        MemorySegment.copy(nic.payload(frame), nic.payloadOffset(frame), slots[slot], header, length - header);
+        if (nic == null) {
+            MemorySegment.copy(frame, header, slots[slot], header, length - header);
+        } else {
+            MemorySegment.copy(nic.payload(frame), nic.payloadOffset(frame), slots[slot], header, length - header);
+        }
         lengths[slot] = length;
         return slot;
     }

@@ -42,7 +42,7 @@ class CmWireTest {
         final int mac = CmHandshake.MAC_LENGTH;
         final int[][] cases = {
             {Frame.OP_CM_REQUEST, block}, {Frame.OP_CM_ACCEPT, block + mac}, {Frame.OP_CM_READY, mac},
-            {Frame.OP_CM_DISCONNECT, mac}, {Frame.OP_CM_REJECT, 0}, {Frame.OP_CM_DISCONNECT_REPLY, 0},
+            {Frame.OP_CM_DISCONNECT, mac}, {Frame.OP_CM_REJECT, mac}, {Frame.OP_CM_DISCONNECT_REPLY, 0},
             {Frame.OP_CM_COOKIE, 0},
         };
         for (final int[] c : cases) {

@@ -87,10 +87,11 @@ class FrameRingEdgesTest {
     @Test
     void aWaitingConsumerWakesForAFrameOrItsTimeout() throws Exception {
         final FrameRing ring = new FrameRing(4, 256);
-        final Thread timed = Thread.ofPlatform().start(() -> ring.await(TimeUnit.MILLISECONDS.toNanos(10)));
+        final Thread timed = Thread.ofPlatform().start(() ->
+            ring.await(Link.PROGRESS, TimeUnit.MILLISECONDS.toNanos(10)));
         timed.join(TimeUnit.SECONDS.toMillis(20));
         assertFalse(timed.isAlive(), "a 10 ms wait did not end");
-        final Thread waiter = Thread.ofPlatform().start(() -> ring.await(TimeUnit.SECONDS.toNanos(600)));
+        final Thread waiter = Thread.ofPlatform().start(() -> ring.await(Link.PROGRESS, TimeUnit.SECONDS.toNanos(600)));
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (waiter.getState() != Thread.State.TIMED_WAITING) {
             assertTrue(System.nanoTime() - deadline < 0, "the consumer never parked");
@@ -99,18 +100,18 @@ class FrameRingEdgesTest {
         assertTrue(ring.offer(1, LinkFrames.header(1, NONE), HEADER, NONE));
         waiter.join(TimeUnit.SECONDS.toMillis(20));
         assertFalse(waiter.isAlive(), "a frame did not wake the consumer");
-        final Thread ready = Thread.ofPlatform().start(() -> ring.await(TimeUnit.SECONDS.toNanos(600)));
+        final Thread ready = Thread.ofPlatform().start(() -> ring.await(Link.PROGRESS, TimeUnit.SECONDS.toNanos(600)));
         ready.join(TimeUnit.SECONDS.toMillis(20));
         assertFalse(ready.isAlive(), "a frame waits: no park");
         final Thread closing = Thread.ofPlatform().start(() -> {
             ring.drain(new LinkFrames.Received(), 8, new FrameCrc(), new long[2]);
-            ring.await(TimeUnit.SECONDS.toNanos(600));
+            ring.await(Link.PROGRESS, TimeUnit.SECONDS.toNanos(600));
         });
         while (closing.isAlive() && closing.getState() != Thread.State.TIMED_WAITING) {
             assertTrue(System.nanoTime() - deadline < 0, "the consumer never parked again");
             Thread.onSpinWait();
         }
-        ring.wakeup();
+        ring.wakeup(Link.PROGRESS);
         closing.join(TimeUnit.SECONDS.toMillis(20));
         assertFalse(closing.isAlive(), "wakeup did not end the wait");
     }

@@ -327,7 +327,8 @@ class ShmRingEdgesTest {
         final ShmRing ring = create("1.ring", 8, MTU);
         final ShmRing sender = open("1.ring");
         for (int round = 0; round < 3; round++) {
-            final Thread sleeper = Thread.ofPlatform().start(() -> ring.await(TimeUnit.SECONDS.toNanos(600), 0));
+            final Thread sleeper = Thread.ofPlatform().start(() ->
+                ring.await(Link.PROGRESS, TimeUnit.SECONDS.toNanos(600), 0));
             awaitSleeping(sleeper);
             assertEquals(ShmRing.SENT, sender.offer(7, 0, frame(round, Frame.HEADER_LENGTH), Frame.HEADER_LENGTH,
                 NONE));
@@ -342,7 +343,7 @@ class ShmRingEdgesTest {
         final ShmRing ring = create("1.ring", 8, MTU);
         final Thread sleeper = Thread.ofPlatform().start(() -> {
             try {
-                ring.await(TimeUnit.SECONDS.toNanos(600), 0);
+                ring.await(Link.PROGRESS, TimeUnit.SECONDS.toNanos(600), 0);
             } catch (final IllegalStateException closed) {
                 // the memory is gone when it wakes: what the link's progress thread expects
             }
@@ -370,16 +371,19 @@ class ShmRingEdgesTest {
     @Test
     void anEmptyRingsWaitEndsAtItsTimeoutAndAFullOnesAtOnce() throws Exception {
         final ShmRing ring = create("1.ring", 8, MTU);
-        final Thread waiter = Thread.ofPlatform().start(() -> ring.await(TimeUnit.MILLISECONDS.toNanos(20), 0));
+        final Thread waiter = Thread.ofPlatform().start(() ->
+            ring.await(Link.PROGRESS, TimeUnit.MILLISECONDS.toNanos(20), 0));
         waiter.join(TimeUnit.SECONDS.toMillis(20));
         assertFalse(waiter.isAlive(), "a 20 ms wait did not end");
-        final Thread spinner = Thread.ofPlatform().start(() -> ring.await(TimeUnit.MILLISECONDS.toNanos(20),
+        final Thread spinner = Thread.ofPlatform().start(() ->
+            ring.await(Link.PROGRESS, TimeUnit.MILLISECONDS.toNanos(20),
             TimeUnit.MILLISECONDS.toNanos(5)));
         spinner.join(TimeUnit.SECONDS.toMillis(20));
         assertFalse(spinner.isAlive(), "a wait that spins first did not end");
         assertEquals(ShmRing.SENT, open("1.ring").offer(7, 0, frame(1, Frame.HEADER_LENGTH), Frame.HEADER_LENGTH,
             NONE));
-        final Thread ready = Thread.ofPlatform().start(() -> ring.await(TimeUnit.SECONDS.toNanos(600), 0));
+        final Thread ready = Thread.ofPlatform().start(() ->
+            ring.await(Link.PROGRESS, TimeUnit.SECONDS.toNanos(600), 0));
         ready.join(TimeUnit.SECONDS.toMillis(20));
         assertFalse(ready.isAlive(), "a frame waits: no sleep");
     }
