@@ -63,6 +63,23 @@ class FrameRingEdgesTest {
     }
 
     @Test
+    void aHandlerThatThrowsStillFreesItsSlot() {
+        final FrameRing ring = new FrameRing(2, 256);
+        assertTrue(ring.offer(1, LinkFrames.header(1, NONE), HEADER, NONE));
+        assertTrue(ring.offer(1, LinkFrames.header(2, NONE), HEADER, NONE));
+        assertFalse(ring.offer(1, LinkFrames.header(3, NONE), HEADER, NONE), "both slots taken");
+        final FrameHandler failing = (frame, length, peer) -> {
+            throw new IllegalStateException("the handler failed");
+        };
+        assertThrows(IllegalStateException.class, () -> ring.drain(failing, 8, new FrameCrc(), new long[2]));
+        assertTrue(ring.offer(1, LinkFrames.header(4, NONE), HEADER, NONE), "the failed frame's slot is free again");
+        final LinkFrames.Received got = new LinkFrames.Received();
+        assertEquals(2, ring.drain(got, 8, new FrameCrc(), new long[2]), "the frame behind it, then the new one");
+        assertEquals(2, got.frames.size());
+        assertTrue(ring.isEmpty());
+    }
+
+    @Test
     void drainsInOrderAtMostTheFramesAskedForOverManyLaps() {
         final FrameRing ring = new FrameRing(4, 256);
         final LinkFrames.Received got = new LinkFrames.Received();
