@@ -289,15 +289,7 @@ public final class EthLink implements Link {
     public void flush() {
         int sent = 0;
         while (sent < staged && !closed) {
-            int n;
-            try {
-                n = (int) Posix.SENDMMSG_UNCAPTURED.invokeExact(fd, txMsgsFrom[sent], staged - sent, 0);
-                if (n <= 0) { // the first frame did not leave: again with errno captured, to learn why
-                    n = (int) PacketCalls.SENDMMSG.invokeExact(txErrno, fd, txMsgsFrom[sent], staged - sent, 0);
-                }
-            } catch (final Throwable t) {
-                throw new IllegalStateException(t);
-            }
+            final int n = Posix.sendmmsg(fd, txMsgsFrom[sent], staged - sent, txErrno);
             if (n > 0) {
                 sent += n;
                 continue;

@@ -56,9 +56,6 @@ final class PacketCalls {
     /** {@code int ioctl(int fd, unsigned long request, ...)}, called with one pointer argument. */
     static final MethodHandle IOCTL = Posix.bind("ioctl", FunctionDescriptor.of(INT, INT, LONG, ValueLayout.ADDRESS),
         Posix.ERRNO, Linker.Option.firstVariadicArg(2));
-    /** {@code int sendmmsg(int fd, struct mmsghdr *msgs, unsigned int n, int flags)}. */
-    static final MethodHandle SENDMMSG = Posix.bind("sendmmsg", FunctionDescriptor.of(INT, INT, ValueLayout.ADDRESS,
-        INT, INT), Posix.ERRNO, Linker.Option.critical(false));
     /** {@code int getsockopt(int fd, int level, int name, void *value, socklen_t *len)}. */
     static final MethodHandle GETSOCKOPT = Posix.bind("getsockopt", FunctionDescriptor.of(INT, INT, INT, INT,
         ValueLayout.ADDRESS, ValueLayout.ADDRESS), Posix.ERRNO);

@@ -178,6 +178,25 @@ final class Posix {
     }
 
     /**
+     * {@code sendmmsg} for the data path: without errno capture (no per-call allocation), and only when no message
+     * left, once more with capture so that {@link #errno} can say why. Non-blocking sockets only.
+     *
+     * @param fd      the socket
+     * @param msgs    the first {@code struct mmsghdr}
+     * @param count   how many
+     * @param errno   the capture state ({@link #newErrnoState})
+     * @return the messages sent, or a value &lt;= 0 with errno in {@code errno}
+     */
+    static int sendmmsg(final int fd, final MemorySegment msgs, final int count, final MemorySegment errno) {
+        try {
+            final int n = (int) SENDMMSG_UNCAPTURED.invokeExact(fd, msgs, count, 0);
+            return n > 0 ? n : (int) SENDMMSG.invokeExact(errno, fd, msgs, count, 0);
+        } catch (final Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /**
      * The errno captured by the last call that used a state segment.
      *
      * @param state the segment

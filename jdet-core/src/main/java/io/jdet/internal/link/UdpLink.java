@@ -373,15 +373,7 @@ public final class UdpLink implements Link {
             for (int k = txFirst; k < txCount; k++) {
                 txIovs.set(ValueLayout.JAVA_LONG, (long) k * Posix.IOVEC_SIZE + 8, txLengths[k]);
             }
-            int n;
-            try {
-                n = (int) Posix.SENDMMSG_UNCAPTURED.invokeExact(fd, txMsgFrom[txFirst], txCount - txFirst, 0);
-                if (n <= 0) { // the first datagram did not leave: again with errno captured, to learn why
-                    n = (int) Posix.SENDMMSG.invokeExact(txErrno, fd, txMsgFrom[txFirst], txCount - txFirst, 0);
-                }
-            } catch (final Throwable t) {
-                throw new IllegalStateException(t);
-            }
+            final int n = Posix.sendmmsg(fd, txMsgFrom[txFirst], txCount - txFirst, txErrno);
             if (n > 0) {
                 txFirst += n;
                 continue;
