@@ -242,21 +242,7 @@ final class Channel {
     }
 
     private void scatter(final Schedule s, final int op, final long at, final long slotOff, final int len) {
-        long skip = at;
-        long from = slotOff;
-        int left = len;
-        for (int b = s.first[op], end = b + s.count[op]; b < end && left > 0; b++) {
-            final int bl = s.blockLen[b];
-            if (skip >= bl) {
-                skip -= bl;
-                continue;
-            }
-            final int n = (int) Math.min(bl - skip, left);
-            MemorySegment.copy(slots, from, s.segs[s.blockBuf[b]], s.blockOff[b] + skip, n);
-            from += n;
-            left -= n;
-            skip = 0;
-        }
+        copyBlocks(s, op, at, len, slotOff, false);
     }
 
     /**
@@ -372,8 +358,19 @@ final class Channel {
 
     /** Copies up to {@code max} bytes of the message from {@code at} into the slot region at {@code slotOff}. */
     private int copyChunk(final Schedule s, final int op, final long at, final int max, final long slotOff) {
+        return copyBlocks(s, op, at, max, slotOff, true);
+    }
+
+    /**
+     * Copies up to {@code max} bytes between the message's blocks, from byte {@code at} of the message on, and the
+     * slot region at {@code slotOff}: into the slots when {@code intoSlots}, out of them otherwise.
+     *
+     * @return the bytes copied
+     */
+    private int copyBlocks(final Schedule s, final int op, final long at, final int max, final long slotOff,
+                           final boolean intoSlots) {
         long skip = at;
-        long to = slotOff;
+        long slotAt = slotOff;
         int left = max;
         for (int b = s.first[op], end = b + s.count[op]; b < end && left > 0; b++) {
             final int bl = s.blockLen[b];
@@ -382,8 +379,13 @@ final class Channel {
                 continue;
             }
             final int n = (int) Math.min(bl - skip, left);
-            MemorySegment.copy(s.segs[s.blockBuf[b]], s.blockOff[b] + skip, slots, to, n);
-            to += n;
+            final MemorySegment block = s.segs[s.blockBuf[b]];
+            if (intoSlots) {
+                MemorySegment.copy(block, s.blockOff[b] + skip, slots, slotAt, n);
+            } else {
+                MemorySegment.copy(slots, slotAt, block, s.blockOff[b] + skip, n);
+            }
+            slotAt += n;
             left -= n;
             skip = 0;
         }
