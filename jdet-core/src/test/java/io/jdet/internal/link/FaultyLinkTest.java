@@ -27,13 +27,23 @@ class FaultyLinkTest {
     static final class RecordingLink implements Link {
         final List<byte[]> sent = new ArrayList<>();
         final List<Long> peers = new ArrayList<>();
+        /** Frames {@link #receive} hands over, each from peer {@link #FROM}. */
+        final List<byte[]> inbound = new ArrayList<>();
+        static final long FROM = 9;
+        String address = "loop:rec/7";
+        boolean checksummed = true;
         boolean refuse;
         boolean closed;
         int receives;
 
         @Override
         public String address() {
-            return "loop:rec/7";
+            return address;
+        }
+
+        @Override
+        public boolean checksummed() {
+            return checksummed;
         }
 
         @Override
@@ -70,7 +80,12 @@ class FaultyLinkTest {
         @Override
         public int receive(final FrameHandler handler, final int max) {
             receives++;
-            return 0;
+            final int n = Math.min(max, inbound.size());
+            for (int i = 0; i < n; i++) {
+                final byte[] f = inbound.remove(0);
+                handler.onFrame(MemorySegment.ofArray(f), f.length, FROM);
+            }
+            return n;
         }
 
         @Override
