@@ -33,6 +33,8 @@ class LinkAddressesTest {
         assertEquals(0x7F00_0001_1234L, UdpAddress.handle(0x7F000001, 0x1234));
         assertEquals("udp:255.0.128.1:65535", UdpAddress.describe(UdpAddress.handle(0xFF008001, 65535)));
         assertEquals("10.0.1.2", UdpAddress.format(0x0A000102));
+        assertEquals("10.20.30.40", UdpAddress.format(0x0A141E28), "every octet in its place");
+        assertEquals("udp:200.129.7.255:80", UdpAddress.describe(UdpAddress.handle(0xC88107FF, 80)));
     }
 
     @Test
