@@ -58,7 +58,7 @@ class CaptureFileTest {
     }
 
     /** What an enhanced packet block says. */
-    private record Packet(int iface, long timestampNs, int srcIp, int srcPort, int dstIp, int dstPort, byte[] frame,
+    private record Packet(int id, int iface, long timestampNs, int srcIp, int srcPort, int dstIp, int dstPort, byte[] frame,
                           int flags) {
     }
 
@@ -94,7 +94,7 @@ class CaptureFileTest {
         assertEquals(4, p.getShort(options + 2));
         assertEquals(0, p.getInt(options + 8), "end of options");
         assertEquals(options + 12, p.limit(), "nothing after the options");
-        return new Packet(iface, ts, ip.getInt(12), ip.getShort(20) & 0xFFFF, ip.getInt(16),
+        return new Packet(ip.getShort(4) & 0xFFFF, iface, ts, ip.getInt(12), ip.getShort(20) & 0xFFFF, ip.getInt(16),
             ip.getShort(22) & 0xFFFF, frame, p.getInt(options + 4));
     }
 
@@ -233,6 +233,36 @@ class CaptureFileTest {
         assertEquals(0x7F000002, next.srcIp());
         assertEquals(4001, next.srcPort());
         assertArrayEquals(second, next.frame(), "a checksummed link's frame as it was, padded to 4 bytes");
+    }
+
+    @Test
+    void packetsAfterTheBufferWasWrittenOutAreAsWholeAsTheFirst() throws IOException {
+        final Path file = dir.resolve("big.pcapng");
+        final FaultyLinkTest.RecordingLink inner = new FaultyLinkTest.RecordingLink();
+        inner.address = "udp:255.255.255.254:65535"; // large address words: the checksum folds a carry twice
+        final CaptureLink tap = new CaptureLink(inner, file.toString());
+        final FrameGather payload = LinkFrames.payload(60_001, 0xFF); // an odd length: padding after each frame
+        final byte[] frame = sealed(0xEE, payload);
+        final MemorySegment header = MemorySegment.ofArray(Arrays.copyOf(frame, LinkFrames.HEADER));
+        final int frames = 40; // 2.4 MB: the 1 MiB buffer is written out and reused twice
+        for (int i = 0; i < frames; i++) {
+            assertTrue(tap.send(UdpAddress.handle(0xFFFFFFFF, 0xFFFF), header, LinkFrames.HEADER, payload));
+        }
+        tap.close();
+        final List<Block> blocks = blocks(file);
+        assertEquals(2 + frames, blocks.size());
+        int id = -1;
+        for (int i = 2; i < blocks.size(); i++) {
+            final Packet p = packet(blocks.get(i)); // checks the IP checksum, the zero UDP checksum, the padding
+            assertEquals(0xFFFFFFFE, p.srcIp());
+            assertEquals(0xFFFFFFFF, p.dstIp());
+            assertEquals(0xFFFF, p.srcPort());
+            assertArrayEquals(frame, p.frame(), "packet " + i);
+            if (id >= 0) {
+                assertEquals((id + 1) & 0xFFFF, p.id(), "IP ids count up");
+            }
+            id = p.id();
+        }
     }
 
     @Test
