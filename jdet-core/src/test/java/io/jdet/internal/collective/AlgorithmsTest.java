@@ -353,6 +353,38 @@ class AlgorithmsTest {
         }
     }
 
+    @Test
+    void anAllgathervChoosesItsAlgorithmByTheTotalOfItsPieces() {
+        // five members, pieces of 19 or 20 bytes: Bruck (3 rounds of 5) below allgatherShortMsg, the ring from it
+        final CollectiveTuning t = new CollectiveTuning(10_000, 1024, 16, 16_384, 8, 64, 512, 2, 100, 512, 8, 32, 2,
+            64, 512);
+        for (final long piece : new long[] {19, 20}) {
+            final Request[] q = new Request[5];
+            for (int r = 0; r < 5; r++) {
+                final Buf[] dstV = new Buf[5];
+                for (int j = 0; j < 5; j++) {
+                    dstV[j] = buf(piece);
+                }
+                q[r] = ScheduleRunner.request(WcType.ALLGATHERV, 0, data(r, piece), null);
+                q[r].dstV = dstV;
+            }
+            assertEquals(piece == 19 ? 15 : 20, ScheduleRunner.run(q, t, arena).messages(), "pieces of " + piece);
+        }
+    }
+
+    @Test
+    void aScheduleBuiltAgainHoldsOnlyTheNewCollective() {
+        final Schedule s = new Schedule();
+        final Request first = ScheduleRunner.request(WcType.BCAST, 0, null, buf(100));
+        Algorithms.build(s, first, 0, 4, SMALL, (x, bytes) -> 0);
+        final Request barrier = ScheduleRunner.request(WcType.BARRIER, 0, null, null);
+        Algorithms.build(s, barrier, 0, 4, SMALL, (x, bytes) -> 0);
+        assertEquals(2, s.rounds);
+        assertEquals(4, s.ops, "two rounds of a send and a receive");
+        assertEquals(0, s.buffers);
+        assertEquals(0, s.blocks);
+    }
+
     // ------------------------------------------------------------------ alltoall
 
     private ScheduleRunner alltoall(final int p, final long blk, final CollectiveTuning t) {

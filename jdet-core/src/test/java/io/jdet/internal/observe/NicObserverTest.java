@@ -214,6 +214,29 @@ class NicObserverTest {
     }
 
     @Test
+    void logsThePublicationAndTheCloseAndAFailedPublication() throws Exception {
+        final String address = nic("life");
+        final NicObserver o = new NicObserver(address);
+        final NicObserver twin = new NicObserver(address);
+        final List<String[]> r;
+        try (JulCapture c = new JulCapture("FINE")) {
+            o.publish(() -> Map.of("a", 1L));
+            twin.publish(() -> Map.of("a", 2L)); // the name is taken: a warning, nothing thrown
+            twin.close();
+            o.close();
+            r = c.records(address);
+        }
+        final List<String> says = r.stream().map(x -> x[0] + " " + x[1]).toList();
+        assertEquals(5, r.size(), says.toString());
+        assertEquals("FINE jdet NIC " + address + " opened", says.get(0));
+        assertTrue(says.get(1).startsWith("WARNING jdet NIC " + address + ": counters not published on JMX"),
+            says.get(1));
+        assertEquals("FINE jdet NIC " + address + " opened", says.get(2));
+        assertEquals("FINE jdet NIC " + address + " closed", says.get(3));
+        assertEquals("FINE jdet NIC " + address + " closed", says.get(4));
+    }
+
+    @Test
     void logsOnlyFailuresAboveDebug() throws Exception {
         final String address = nic("quiet");
         final NicObserver o = new NicObserver(address);
