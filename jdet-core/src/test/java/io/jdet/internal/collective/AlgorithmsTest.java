@@ -320,7 +320,9 @@ class AlgorithmsTest {
         // five members: Bruck (3 rounds of 5) below allgatherShortMsg, the ring (4 rounds of 5) from it
         final CollectiveTuning t = new CollectiveTuning(10_000, 1024, 16, 16_384, 8, 64, 512, 2, 100, 512, 8, 32, 2,
             64, 512);
-        assertEquals(15, allgather(5, 19, true, t).messages());
+        final ScheduleRunner bruck = allgather(5, 19, true, t);
+        assertEquals(15, bruck.messages());
+        assertEquals(5 * 4 * 19, bruck.bytes(), "each member receives each other block once");
         assertEquals(20, allgather(5, 20, true, t).messages());
     }
 

@@ -31,6 +31,7 @@ final class ScheduleRunner {
     private final ArrayDeque<byte[]>[][] wires;
     private int messages;
     private long largest;
+    private long bytes;
 
     @SuppressWarnings("unchecked")
     private ScheduleRunner(final Request[] requests, final CollectiveTuning t, final Arena arena) {
@@ -70,6 +71,11 @@ final class ScheduleRunner {
     /** How many messages the members sent in all. */
     int messages() {
         return messages;
+    }
+
+    /** How many bytes the members sent in all. */
+    long bytes() {
+        return bytes;
     }
 
     /** The length of the longest message. */
@@ -150,6 +156,7 @@ final class ScheduleRunner {
                     wires[r][s.peer[op]].add(m);
                     messages++;
                     largest = Math.max(largest, m.length);
+                    bytes += m.length;
                 }
             }
         }

@@ -20,6 +20,8 @@ class TagsTest {
     void aTagTakesEachRankOnceAndOneSizeOnly() {
         final long tag = freshTag();
         Tags.claim(tag, 4, 0);
+        assertEquals(Errno.EEXIST, assertThrows(DetException.class, () -> Tags.claim(tag, 4, 0)).errno(),
+            "the rank that made the entry holds it too");
         Tags.claim(tag, 4, 3);
         assertEquals(Errno.EEXIST, assertThrows(DetException.class, () -> Tags.claim(tag, 4, 3)).errno());
         assertEquals(Errno.EEXIST, assertThrows(DetException.class, () -> Tags.claim(tag, 5, 1)).errno());
