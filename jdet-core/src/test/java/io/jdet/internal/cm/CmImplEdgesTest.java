@@ -232,6 +232,67 @@ class CmImplEdgesTest {
         assertEquals(after + 1, counter("cm.ignored"), "a cookie for a finished exchange is ignored too");
     }
 
+    @Test
+    void privateDataOfExactlyTheMostIsSentAndAnswered() {
+        try (ConnectionListener listener = cm.listen(SERVICE)) {
+            raw.request(41, SERVICE, 1, 4, 4, new byte[0]);
+            final byte[] most = new byte[ConnectionManager.MAX_PRIVATE_DATA];
+            most[most.length - 1] = 9;
+            listener.take(LONG_MS).reject(most);
+            assertArrayEquals(most, raw.await(Frame.OP_CM_REJECT, 41).payload());
+        }
+    }
+
+    @Test
+    void anAcceptThatTimedOutIsForgottenOnceItHasLingered() {
+        try (ConnectionListener listener = cm.listen(SERVICE)) {
+            raw.request(42, SERVICE, 1, 4, 4, new byte[0]);
+            final io.jdet.ConnectionRequest request = listener.take(LONG_MS);
+            assertErrno(Errno.ETIMEDOUT, () -> request.accept(qp, null, 20));
+            raw.await(Frame.OP_CM_ACCEPT, 42);
+            nic.lock.lock();
+            try {
+                nic.cm.onTimer(System.nanoTime() + CmRetry.LINGER_NS + 1);
+            } finally {
+                nic.lock.unlock();
+            }
+            raw.request(42, SERVICE, 1, 4, 4, new byte[0]);
+            assertEquals(42, ((CmRequest) listener.take(LONG_MS)).id, "forgotten: taken as a new request");
+        }
+    }
+
+    @Test
+    void aClosedNicOrQueuePairIsAnIllegalState() {
+        try (ConnectionListener listener = cm.listen(SERVICE)) {
+            raw.request(43, SERVICE, 1, 4, 4, new byte[0]);
+            final io.jdet.ConnectionRequest request = listener.take(LONG_MS);
+            final QueuePair closed = pd.createQp(QpCreate.of(cq, 2, 1));
+            closed.close();
+            assertThrows(IllegalStateException.class, () -> cm.disconnect(closed, 10), "a destroyed queue pair");
+            qp.close();
+            pd.close();
+            cq.close();
+            nic.close();
+            assertThrows(IllegalStateException.class, () -> request.accept(qp, null, 10), "a closed NIC");
+        }
+    }
+
+    @Test
+    void anInterruptedConnectKeepsTheThreadsInterruptStatus() throws Exception {
+        final CompletableFuture<Boolean> flagged = new CompletableFuture<>();
+        final Thread waiter = Thread.ofPlatform().start(() -> {
+            final DetException e = assertThrows(DetException.class,
+                () -> cm.connect(raw.address(), SERVICE, qp, null, LONG_MS));
+            assertEquals(Errno.EINTR, e.errno());
+            flagged.complete(Thread.currentThread().isInterrupted());
+        });
+        raw.await("a request", r -> r.opcode() == Frame.OP_CM_REQUEST);
+        Tests.await("the connecting thread waits", () -> waiter.getState() == Thread.State.TIMED_WAITING);
+        waiter.interrupt();
+        assertTrue(flagged.get(LONG_MS, java.util.concurrent.TimeUnit.MILLISECONDS), "the interrupt is not lost");
+        waiter.join(LONG_MS);
+    }
+
     private static byte[] bytes(final String s) {
         return s.getBytes(StandardCharsets.UTF_8);
     }
