@@ -18,7 +18,9 @@ import java.security.PrivateKey;
 import java.security.PublicKey;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The handshake's keys and MACs against the key schedule of {@code docs/PROTOCOL.md} section 14.1, computed here
@@ -154,5 +156,28 @@ class CmHandshakeVectorTest {
         final byte[] accData = {6};
         assertArrayEquals(specFields(4711, 0x01020304, 0x55, 0x66, 1, 2, 3, 4, 0x1122334455667788L, reqData, accData),
             CmHandshake.fields(4711, 0x01020304, 0x55, 0x66, 1, 2, 3, 4, 0x1122334455667788L, reqData, accData));
+    }
+
+    @Test
+    void aRejectMacIsTheSpecifiedOneAndBindsEveryField() throws Exception {
+        final byte[] block = new CmHandshake(Security.of(Security.Mode.AUTH)).block();
+        final byte[] data = {1, 2, 3};
+        final byte[] fields = ByteBuffer.allocate(12).order(ByteOrder.LITTLE_ENDIAN).putInt(7).putInt(4711)
+            .putInt(CmImpl.REJECTED_BY_PEER).array();
+        final byte[] mac = hmac(PSK, "jdet reject v1".getBytes(StandardCharsets.US_ASCII), block, fields, data);
+        assertArrayEquals(mac, CmHandshake.rejectMac(PSK, block, 7, 4711, CmImpl.REJECTED_BY_PEER, data));
+        assertTrue(CmHandshake.rejectMacValid(PSK, block, 7, 4711, CmImpl.REJECTED_BY_PEER, data, mac));
+        assertFalse(CmHandshake.rejectMacValid(PSK, block, 7, 4711, CmImpl.REJECTED_BY_PEER, data, null));
+        assertFalse(CmHandshake.rejectMacValid(PSK, block, 8, 4711, CmImpl.REJECTED_BY_PEER, data, mac), "id");
+        assertFalse(CmHandshake.rejectMacValid(PSK, block, 7, 4712, CmImpl.REJECTED_BY_PEER, data, mac), "service");
+        assertFalse(CmHandshake.rejectMacValid(PSK, block, 7, 4711, CmImpl.NO_LISTENER, data, mac), "reason");
+        assertFalse(CmHandshake.rejectMacValid(PSK, block, 7, 4711, CmImpl.REJECTED_BY_PEER, new byte[] {1, 2},
+            mac), "private data");
+        final byte[] other = block.clone();
+        other[10] ^= 1;
+        assertFalse(CmHandshake.rejectMacValid(PSK, other, 7, 4711, CmImpl.REJECTED_BY_PEER, data, mac), "block");
+        final byte[] psk2 = PSK.clone();
+        psk2[0] ^= 1;
+        assertFalse(CmHandshake.rejectMacValid(psk2, block, 7, 4711, CmImpl.REJECTED_BY_PEER, data, mac), "key");
     }
 }
