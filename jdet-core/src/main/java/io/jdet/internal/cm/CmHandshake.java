@@ -249,7 +249,7 @@ final class CmHandshake {
     static byte[] fields(final int serviceId, final int id, final int clientQp, final int serverQp,
                          final int clientReqIsn, final int clientRspIsn, final int serverReqIsn, final int serverRspIsn,
                          final long cookie, final byte[] clientData, final byte[] serverData) {
-        final ByteBuffer b = ByteBuffer.allocate(44 + 8 + clientData.length + serverData.length)
+        final ByteBuffer b = ByteBuffer.allocate(48 + clientData.length + serverData.length)
             .order(ByteOrder.LITTLE_ENDIAN);
         b.putInt(serviceId).putInt(id).putInt(clientQp).putInt(serverQp);
         b.putInt(clientReqIsn).putInt(clientRspIsn).putInt(serverReqIsn).putInt(serverRspIsn).putLong(cookie);
