@@ -12,6 +12,10 @@ import io.jdet.MemoryWindow;
 import io.jdet.Nic;
 import io.jdet.ProtectionDomain;
 import io.jdet.QpCreate;
+import io.jdet.QpModify;
+import io.jdet.QpState;
+import io.jdet.QueuePair;
+import io.jdet.testing.Loopback;
 import io.jdet.testing.Tests;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -20,6 +24,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.reflect.Proxy;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -165,6 +170,25 @@ class VerbsObjectsTest {
             // 32 draws from 128 (regions: even tags) or 256 values all alike: about 2^-217 by chance.
             assertTrue(regionTags.size() > 1, "region keys " + regionTags);
             assertTrue(windowTags.size() > 1, "window keys " + windowTags);
+        }
+    }
+
+    @Test
+    void shouldFreeTheSlotsOfCompletionsMadeAfterAReset() {
+        try (Loopback pair = Loopback.open(new Loopback.Options().depth(2, 2).connect(false))) {
+            for (final QueuePair qp : List.of(pair.qpA, pair.qpB)) {
+                qp.modify(new QpModify().state(QpState.ERROR));
+                qp.modify(new QpModify().state(QpState.IDLE)); // a new epoch
+            }
+            pair.connect();
+            // Four times the queues' depth: each polled completion of the new epoch must free its slot.
+            for (int round = 0; round < 8; round++) {
+                pair.qpB.recv(round, Loopback.sge(pair.mrB, 0, 8), 1);
+                pair.qpA.send(100 + round, Loopback.sge(pair.mrA, 0, 8), 1, 0, 0);
+                assertEquals(100 + round, Tests.expectSuccess(pair.cqA, 1).get(0).id());
+                assertEquals(round, Tests.expectSuccess(pair.cqB, 1).get(0).id());
+            }
+            Tests.assertEngineHealthy(pair.nicA, pair.nicB);
         }
     }
 }
