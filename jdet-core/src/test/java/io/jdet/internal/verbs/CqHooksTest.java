@@ -16,6 +16,8 @@ import org.junit.jupiter.api.Timeout;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -40,8 +42,13 @@ class CqHooksTest {
         return wc;
     }
 
+    /** Another thread must be able to use the NIC (take its engine lock) right after a call returned. */
+    private static void assertUsableFromAnotherThread(final Nic nic) throws Exception {
+        CompletableFuture.supplyAsync(nic::allocPd).get(Tests.TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).close();
+    }
+
     @Test
-    void shouldRunEveryHookOnEveryPollInOrderUntilRemoved() {
+    void shouldRunEveryHookOnEveryPollInOrderUntilRemoved() throws Exception {
         try (Det det = Det.open()) {
             final Nic nic = det.openNic(Tests.uniqueFabric("hooks"), null);
             final CqImpl cq = (CqImpl) nic.createCq(8, null);
@@ -57,6 +64,7 @@ class CqHooksTest {
             cq.addPollHook(c);
             assertEquals(0, cq.poll(wc));
             assertEquals(List.of("a", "b", "c"), runs);
+            assertUsableFromAnotherThread(nic);
             runs.clear();
             cq.removePollHook(() -> runs.add("x")); // not added: nothing changes
             cq.poll(wc);
@@ -82,7 +90,7 @@ class CqHooksTest {
     }
 
     @Test
-    void shouldHandOutACollectiveCompletionInThePollWhoseHookMadeIt() {
+    void shouldHandOutACollectiveCompletionInThePollWhoseHookMadeIt() throws Exception {
         try (Det det = Det.open()) {
             final Nic nic = det.openNic(Tests.uniqueFabric("hooks"), null);
             final CqImpl cq = (CqImpl) nic.createCq(8, null);
@@ -97,13 +105,14 @@ class CqHooksTest {
             assertEquals(WcType.BARRIER, wc[0].type());
             assertEquals(7, wc[0].length());
             assertEquals(0, wc[0].flags());
+            assertUsableFromAnotherThread(nic);
             cq.removePollHook(step);
             assertEquals(0, cq.poll(wc));
         }
     }
 
     @Test
-    void shouldDrainWithoutRunningHooksAndRefuseOnceDestroyed() {
+    void shouldDrainWithoutRunningHooksAndRefuseOnceDestroyed() throws Exception {
         try (Det det = Det.open()) {
             final Nic nic = det.openNic(Tests.uniqueFabric("hooks"), null);
             final CqImpl cq = (CqImpl) nic.createCq(8, null);
@@ -122,6 +131,7 @@ class CqHooksTest {
             assertEquals(3, two[0].id());
             assertEquals(32, two[0].length());
             assertEquals(0, cq.drain(two));
+            assertUsableFromAnotherThread(nic);
             cq.close();
             assertThrows(IllegalStateException.class, () -> cq.drain(two));
             assertThrows(IllegalStateException.class, () -> cq.poll(two), "a poll with hooks checks too");

@@ -32,6 +32,7 @@ import java.util.concurrent.TimeUnit;
 import static io.jdet.testing.Tests.assertErrno;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -57,6 +58,7 @@ class VerbsObjectsTest {
             final Nic nic = det.openNic(Tests.uniqueFabric("objects"), null);
             final CompletionQueue cq = nic.createCq(8, null);
             final ProtectionDomain pd = nic.allocPd();
+            assertSame(nic, pd.nic());
             pd.close();
             assertUsableFromAnotherThread(nic);
             final MemorySegment memory = arena.allocate(64);
@@ -137,9 +139,13 @@ class VerbsObjectsTest {
             final Nic nic = det.openNic(Tests.uniqueFabric("objects"), events);
             final CqImpl cq = (CqImpl) nic.createCq(300, events);
             cq.arm(CqArm.THRESHOLD, 200);
-            for (int i = 0; i < 200; i++) {
+            for (int i = 0; i < 199; i++) {
                 cq.completeCollective(i, io.jdet.WcStatus.SUCCESS, io.jdet.WcType.BARRIER, 0);
             }
+            assertEquals(CqArm.THRESHOLD, cq.query().arm(), "199 completions do not meet a threshold of 200");
+            assertEquals(0, events.pending());
+            cq.completeCollective(199, io.jdet.WcStatus.SUCCESS, io.jdet.WcType.BARRIER, 0);
+            assertEquals(1, events.pending());
             assertEquals(0, cq.query().arm(), "the threshold fired");
             final io.jdet.WorkCompletion[] wc = new io.jdet.WorkCompletion[200];
             for (int i = 0; i < wc.length; i++) {
