@@ -136,6 +136,7 @@ class CqHooksTest {
             assertThrows(IllegalStateException.class, () -> cq.drain(two));
             assertThrows(IllegalStateException.class, () -> cq.poll(two), "a poll with hooks checks too");
             assertEquals(0, runs[0], "a destroyed queue's poll runs no hook");
+            assertUsableFromAnotherThread(nic); // the refusals released the lock too
             assertFalse(cq.completeCollective(4, WcStatus.SUCCESS, WcType.BCAST, 0),
                 "a destroyed queue takes no completion");
         }

@@ -4,6 +4,7 @@ import io.jdet.Access;
 import io.jdet.Collective;
 import io.jdet.CompletionQueue;
 import io.jdet.CqArm;
+import io.jdet.DataSegment;
 import io.jdet.Det;
 import io.jdet.Errno;
 import io.jdet.EventQueue;
@@ -195,6 +196,30 @@ class VerbsObjectsTest {
                 assertEquals(round, Tests.expectSuccess(pair.cqB, 1).get(0).id());
             }
             Tests.assertEngineHealthy(pair.nicA, pair.nicB);
+        }
+    }
+
+    @Test
+    void shouldResolveASegmentForACollectiveWithThePostsChecks() throws Exception {
+        try (Det det = Det.open(); Arena arena = Arena.ofShared()) {
+            final Nic nic = det.openNic(Tests.uniqueFabric("objects"), null);
+            final PdImpl pd = (PdImpl) nic.allocPd();
+            final MemoryRegion mr = pd.regMr(arena.allocate(64), Access.LOCAL_READ);
+            final long at = mr.address();
+            final MemorySegment middle = pd.resolve(new DataSegment(at + 8, 16, mr.lKey()), Access.LOCAL_READ, "s");
+            assertEquals(at + 8, middle.address());
+            assertEquals(16, middle.byteSize());
+            assertEquals(0, pd.resolve(new DataSegment(at + 64, 0, mr.lKey()), Access.LOCAL_READ, "s").byteSize(),
+                "an empty segment at the end of its region is inside it");
+            assertEquals(64, pd.resolve(new DataSegment(at, 64, mr.lKey()), Access.LOCAL_READ, "s").byteSize());
+            assertErrno(Errno.ERANGE, () -> pd.resolve(new DataSegment(at, -1, mr.lKey()), Access.LOCAL_READ, "s"));
+            assertErrno(Errno.ERANGE, () -> pd.resolve(new DataSegment(at + 1, 64, mr.lKey()), Access.LOCAL_READ, "s"));
+            assertErrno(Errno.EACCES, () -> pd.resolve(new DataSegment(at, 8, mr.lKey()), Access.LOCAL_WRITE, "s"));
+            assertErrno(Errno.ENXIO, () -> pd.resolve(new DataSegment(at, 8, mr.lKey() ^ 0x100), Access.LOCAL_READ,
+                "s"));
+            final PdImpl other = (PdImpl) nic.allocPd();
+            assertErrno(Errno.EPERM, () -> other.resolve(new DataSegment(at, 8, mr.lKey()), Access.LOCAL_READ, "s"));
+            assertUsableFromAnotherThread(nic);
         }
     }
 }
