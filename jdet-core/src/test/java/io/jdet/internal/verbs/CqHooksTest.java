@@ -1,6 +1,7 @@
 package io.jdet.internal.verbs;
 
 import io.jdet.CompletionQueue;
+import io.jdet.CqArm;
 import io.jdet.Det;
 import io.jdet.EventCode;
 import io.jdet.EventQueue;
@@ -202,6 +203,25 @@ class CqHooksTest {
             }
             assertEquals(next, expected);
             assertEquals(0, cq.query().depth());
+        }
+    }
+
+    @Test
+    void shouldFireOnlyAnArmThatIsMet() {
+        try (Det det = Det.open()) {
+            final EventQueue events = det.createEvent(null);
+            final Nic nic = det.openNic(Tests.uniqueFabric("hooks"), events);
+            final CqImpl cq = (CqImpl) nic.createCq(8, events);
+            cq.arm(CqArm.THRESHOLD, 3);
+            assertTrue(cq.completeCollective(1, WcStatus.REMOTE_OP_ERR, WcType.BARRIER, 0));
+            assertEquals(0, events.pending(), "an error completion does not meet a threshold of 3");
+            cq.arm(CqArm.NEXT_SOLICITED, 0);
+            assertTrue(cq.completeCollective(2, WcStatus.SUCCESS, WcType.BARRIER, 0));
+            assertEquals(0, events.pending(), "an unsolicited success meets neither arm");
+            assertEquals(CqArm.THRESHOLD | CqArm.NEXT_SOLICITED, cq.query().arm());
+            assertTrue(cq.completeCollective(3, WcStatus.REMOTE_OP_ERR, WcType.BARRIER, 0));
+            assertEquals(1, events.pending(), "an error completion meets NEXT_SOLICITED: one event");
+            assertEquals(0, cq.query().arm(), "firing disarms");
         }
     }
 }
