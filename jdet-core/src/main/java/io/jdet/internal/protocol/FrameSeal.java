@@ -248,12 +248,7 @@ public final class FrameSeal {
             final Poly1305 mac = d.mac;
             mac.reset();
             if (encrypt && n >= GCM_MIN_PAYLOAD) {
-                payload.copyTo(b.txPlainSegment, 0); // first: a closed arena throws before the cipher starts
-                d.gcmStart(Cipher.ENCRYPT_MODE, pn, b.header);
-                d.gcm.doFinal(b.txPlain, 0, n, b.txSealed, 0); // ciphertext, then the tag where the trailer starts
-                System.arraycopy(d.prefix, 0, b.txSealed, n + TAG_LENGTH, d.prefix.length);
-                payload.clear();
-                payload.add(b.txSealedSegment, b.txSealedView, 0, n + TRAILER_LENGTH);
+                sealGcm(d, b, pn, payload, n);
             } else if (encrypt) {
                 payload.copyTo(b.txPlainSegment, 0); // first: a closed arena throws before any keystream is used
                 d.prefixSegment.set(LE_LONG, 0, pn);
@@ -283,6 +278,17 @@ public final class FrameSeal {
         } catch (final GeneralSecurityException e) {
             throw new IllegalStateException("sealing failed", e); // a fault of the engine's own, never the peer's
         }
+    }
+
+    /** Seals a large ENCRYPT frame with AES-GCM (a method of its own: keeps {@link #seal} small for the JIT). */
+    private static void sealGcm(final Direction d, final SealBuffers b, final long pn, final FrameGather payload,
+                                final int n) throws GeneralSecurityException {
+        payload.copyTo(b.txPlainSegment, 0); // first: a closed arena throws before the cipher starts
+        d.gcmStart(Cipher.ENCRYPT_MODE, pn, b.header);
+        d.gcm.doFinal(b.txPlain, 0, n, b.txSealed, 0); // ciphertext, then the tag where the trailer starts
+        System.arraycopy(d.prefix, 0, b.txSealed, n + TAG_LENGTH, d.prefix.length);
+        payload.clear();
+        payload.add(b.txSealedSegment, b.txSealedView, 0, n + TRAILER_LENGTH);
     }
 
     /**
