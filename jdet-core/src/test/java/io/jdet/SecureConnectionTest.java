@@ -149,12 +149,15 @@ class SecureConnectionTest {
         final Path file = dir.resolve(mode + ".pcapng");
         try (Loopback pair = pair(new Configuration().capture(file.toString()), null)) {
             connect(pair, Security.of(mode), Security.of(mode));
-            for (int i = 0; i < 100; i++) {
+            for (int i = 0; i < 2000; i++) {
                 MemorySegment.copy(marker, 0, pair.bufA, ValueLayout.JAVA_BYTE, (long) i * marker.length,
                     marker.length);
             }
-            pair.qpA.write(1, sge(pair.mrA, 0, 100 * marker.length), 1, pair.mrB.address(), pair.mrB.rKey(), 0, 0);
+            // 48,000 bytes: a frame sealed with AES-GCM (FrameSeal.GCM_MIN_PAYLOAD and more); the send below is small
+            pair.qpA.write(1, sge(pair.mrA, 0, 2000 * marker.length), 1, pair.mrB.address(), pair.mrB.rKey(), 0, 0);
             Tests.expectSuccess(pair.cqA, 1);
+            Tests.assertSameBytes(pair.bufA.asSlice(0, 2000 * marker.length),
+                pair.bufB.asSlice(0, 2000 * marker.length));
             pair.qpB.recv(2, sge(pair.mrB, 10_000, 5000), 1);
             pair.qpA.send(3, sge(pair.mrA, 0, 100 * marker.length), 1, 0, 0);
             Tests.expectSuccess(pair.cqB, 1);

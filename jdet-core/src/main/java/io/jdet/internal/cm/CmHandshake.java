@@ -197,7 +197,7 @@ final class CmHandshake {
             final KDF hkdf = KDF.getInstance("HKDF-SHA256");
             final SecretKey prk = hkdf.deriveKey("Generic",
                 HKDFParameterSpec.ofExtract().addIKM(ikm.toByteArray()).addSalt(salt).extractOnly());
-            final int keyLength = FrameSeal.KEY_LENGTH; // AES-128 key and Poly1305 r, both modes
+            final int keyLength = FrameSeal.KEY_LENGTH; // AES-128 key, Poly1305 r, AES-128-GCM key; both modes
             clientToServer = expand(hkdf, prk, "c2s key", keyLength);
             serverToClient = expand(hkdf, prk, "s2c key", keyLength);
             serverConfirm = expand(hkdf, prk, "s confirm", 32);
