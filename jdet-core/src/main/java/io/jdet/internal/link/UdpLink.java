@@ -349,6 +349,11 @@ public final class UdpLink implements Link {
         wait.wakeup(waiter);
     }
 
+    /** @return the transmit batch, for tests that make the kernel refuse sends */
+    UdpTx transmitBatch() {
+        return tx;
+    }
+
     /** @return the threads inside {@link #await} or {@link #wakeup} now, for tests */
     int unlockedCalls() {
         return wait.unlockedCalls();

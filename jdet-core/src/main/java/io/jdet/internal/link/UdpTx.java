@@ -76,6 +76,9 @@ final class UdpTx {
     /** Whether a staged datagram gathers from registered memory. */
     private boolean gathering;
 
+    /** Sends still to answer as if the kernel had no room (EAGAIN), without calling it: set by tests only. */
+    int refuseForTests;
+
     private long coalesced;
     private long gathered;
     private long sendErrors;
@@ -254,6 +257,10 @@ final class UdpTx {
      */
     boolean send() {
         while (first < count) {
+            if (refuseForTests > 0) {
+                refuseForTests--;
+                return false;
+            }
             for (int k = first; k < count; k++) {
                 msgs.set(ValueLayout.JAVA_LONG, (long) k * Posix.MMSGHDR_SIZE + Posix.MSG_IOVLEN, iovCounts[k]);
             }
