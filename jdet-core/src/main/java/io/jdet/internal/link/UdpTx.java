@@ -170,8 +170,8 @@ final class UdpTx {
             for (int i = 0; i < payload.count(); i++) {
                 final MemorySegment segment = payload.segment(i);
                 // Two iovecs of room: the piece's, and one for a copied run after it
-                if (payload.length(i) >= GATHER_MIN && payload.lent(i) && iovCounts[k] + 2 <= IOVS
-                    && kept(segment)) {
+                if (payload.length(i) >= GATHER_MIN && payload.lent(i) && segment.isNative()
+                    && iovCounts[k] + 2 <= IOVS && kept(segment)) {
                     point(k, segment, payload.offset(i), payload.length(i));
                 } else {
                     copy(k, segment, payload.offset(i), payload.length(i));
