@@ -104,6 +104,21 @@ final class Posix {
      */
     static final MethodHandle RECVMMSG_UNCAPTURED = bind("recvmmsg",
         FunctionDescriptor.of(INT, INT, PTR, INT, INT, PTR), Linker.Option.critical(false));
+    /**
+     * {@code long syscall(long number, ...)} called as {@code sendmmsg(fd, msgs, n, flags)} plus {@link #KEEP_ARGS}
+     * segments the kernel ignores: the downcall keeps their arenas open for its duration and refuses to start if one
+     * is closed ({@link #sendmmsgKeeping}). Variadic, every argument a long or a pointer, as {@code syscall(2)}
+     * reads them.
+     */
+    private static final MethodHandle SYSCALL_SENDMMSG = bind("syscall", syscallDescriptor(), ERRNO,
+        Linker.Option.firstVariadicArg(1), Linker.Option.critical(false));
+    /** {@link #SYSCALL_SENDMMSG} without errno capture, for the data path (see {@link #SENDMSG_UNCAPTURED}). */
+    private static final MethodHandle SYSCALL_SENDMMSG_UNCAPTURED = bind("syscall", syscallDescriptor(),
+        Linker.Option.firstVariadicArg(1), Linker.Option.critical(false));
+    /** The segments {@link #sendmmsgKeeping} passes along. */
+    static final int KEEP_ARGS = 4;
+    /** {@code __NR_sendmmsg}: 307 on x86-64, 269 on AArch64 (the generic table). */
+    private static final long NR_SENDMMSG = "aarch64".equals(System.getProperty("os.arch")) ? 269 : 307;
     /** {@code int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout, const sigset_t *mask)}. */
     static final MethodHandle PPOLL = bind("ppoll", FunctionDescriptor.of(INT, PTR, LONG, PTR, PTR), ERRNO);
     /**
@@ -194,6 +209,40 @@ final class Posix {
         } catch (final Throwable t) {
             throw new IllegalStateException(t);
         }
+    }
+
+    private static FunctionDescriptor syscallDescriptor() {
+        return FunctionDescriptor.of(LONG, LONG, LONG, PTR, LONG, LONG, PTR, PTR, PTR, PTR);
+    }
+
+    /**
+     * {@code sendmmsg} that keeps memory alive: the iovecs may point into the segments of {@code keep} (one per
+     * arena, {@link MemorySegment#NULL} where unused), and no arena of theirs can be closed while the kernel reads
+     * (closing fails with IllegalStateException meanwhile, the JDK's rule for a segment a downcall was passed).
+     * Without errno capture, then only when no message left, once more with capture (see {@link #sendmmsg}).
+     *
+     * @param fd    the socket
+     * @param msgs  the first {@code struct mmsghdr}
+     * @param count how many
+     * @param errno the capture state ({@link #newErrnoState})
+     * @param keep  {@link #KEEP_ARGS} segments
+     * @return the messages sent, or a value &lt;= 0 with errno in {@code errno}
+     * @throws IllegalStateException if the arena of a segment of {@code keep} is closed: nothing was sent
+     */
+    static int sendmmsgKeeping(final int fd, final MemorySegment msgs, final int count, final MemorySegment errno,
+                               final MemorySegment[] keep) {
+        final long n;
+        try {
+            final long sent = (long) SYSCALL_SENDMMSG_UNCAPTURED.invokeExact(NR_SENDMMSG, (long) fd, msgs,
+                (long) count, 0L, keep[0], keep[1], keep[2], keep[3]);
+            n = sent > 0 ? sent : (long) SYSCALL_SENDMMSG.invokeExact(errno, NR_SENDMMSG, (long) fd, msgs,
+                (long) count, 0L, keep[0], keep[1], keep[2], keep[3]);
+        } catch (final IllegalStateException e) {
+            throw e;
+        } catch (final Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        return (int) n;
     }
 
     /**

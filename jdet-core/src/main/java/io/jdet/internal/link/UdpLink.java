@@ -14,10 +14,11 @@ import java.util.Map;
 /**
  * The UDP link: one non-blocking IPv4 datagram socket per NIC, driven through {@link Posix} calls.
  *
- * <p>Transmit is single-copy: the header and the payload pieces are staged in the link's own memory, and
- * {@code sendmsg} sends that. The kernel never gets the address of registered memory: a region's arena may be
- * closed by another thread at any moment, and a copy in Java fails cleanly then, where the kernel would read freed
- * memory. Receive is single-copy: {@code recvmmsg} lands up to 16 datagrams in the link's
+ * <p>Transmit copies nothing of a bulk payload: a datagram is a list of iovecs, the header (and small or unlent
+ * payload pieces) copied into the link's own staging memory, a lent payload piece of registered memory pointed at
+ * where it lies, so the kernel's copy into its socket buffer is the only one ({@link UdpTx}, which also says how the
+ * memory is kept alive while the kernel reads it and what {@link #settle} does). Receive is single-copy: {@code
+ * recvmmsg} lands up to 16 datagrams in the link's
  * receive buffers with one system call, where the CRC is checked before anything else looks at it, and the engine copies the payload once, into
  * the target memory, while the handler runs (a corrupted frame must never reach that memory, so the kernel cannot
  * write into it directly). Neither path allocates: the message header, iovecs, socket addresses and errno slots
@@ -43,8 +44,6 @@ public final class UdpLink implements Link {
     private static final int RX_BATCH = 16;
     /** Socket buffers asked for: large, so bursts of 64 KiB frames are not dropped by the kernel. */
     private static final int SOCKET_BUFFER = 8 << 20;
-    /** Datagrams staged while corked and sent by one {@code sendmmsg}. */
-    private static final int TX_BATCH = 16;
     /** Where a frame's payload length lies in its header (little-endian u16). */
     private static final int PAYLOAD_LENGTH_OFFSET = 6;
     private static final ValueLayout.OfShort LE_SHORT = ValueLayout.JAVA_SHORT_UNALIGNED
@@ -57,30 +56,10 @@ public final class UdpLink implements Link {
     private final int mtu;
     private final String address;
 
-    private final MemorySegment txMsg;
-    private final MemorySegment txIov;
-    private final MemorySegment txName;
-    private final MemorySegment txErrno;
-    private final MemorySegment txStage;
-    private long txNamePeer = -1;
-
+    /** The transmit batch: staging, gathering and {@code sendmmsg}. */
+    private final UdpTx tx;
     /** Batches open ({@link #cork} depth): frames are staged while it is positive. */
     private int corked;
-    /** The staged datagrams, one 64 KiB slot each, with their message headers (one per first index, for a resend). */
-    private final MemorySegment txBatch;
-    private final MemorySegment txMsgs;
-    private final MemorySegment[] txMsgFrom = new MemorySegment[TX_BATCH];
-    private final MemorySegment[] txNameSlots = new MemorySegment[TX_BATCH];
-    /** The peer each slot's name holds, so that it is rewritten only when the peer changes. */
-    private final long[] txNamePeers = new long[TX_BATCH];
-    private final MemorySegment txNames;
-    private final MemorySegment txIovs;
-    private final long[] txPeers = new long[TX_BATCH];
-    private final int[] txLengths = new int[TX_BATCH];
-    /** Staged datagrams: [txFirst, txCount) are waiting; the last may still take frames. */
-    private int txFirst;
-    private int txCount;
-    private long coalesced;
 
     private final MemorySegment[] rxBuffers = new MemorySegment[RX_BATCH];
     private final ByteBuffer[] rxViews = new ByteBuffer[RX_BATCH];
@@ -96,7 +75,6 @@ public final class UdpLink implements Link {
     private long badCrc;
     private long truncated;
     private long notIpv4;
-    private long sendErrors;
 
     /**
      * Opens a socket bound to the address a NIC name gives.
@@ -127,15 +105,6 @@ public final class UdpLink implements Link {
         int socket = -1;
         SocketWait waits = null;
         try {
-            this.txMsg = arena.allocate(Posix.MSGHDR_SIZE, 8);
-            this.txIov = arena.allocate(Posix.IOVEC_SIZE, 8);
-            this.txName = arena.allocate(Posix.SOCKADDR_IN_SIZE, 8);
-            this.txErrno = Posix.newErrnoState(arena);
-            this.txStage = arena.allocate(RX_BUFFER, 64);
-            this.txBatch = arena.allocate((long) RX_BUFFER * TX_BATCH, 64);
-            this.txMsgs = arena.allocate((long) Posix.MMSGHDR_SIZE * TX_BATCH, 8);
-            this.txNames = arena.allocate((long) Posix.SOCKADDR_IN_SIZE * TX_BATCH, 8);
-            this.txIovs = arena.allocate((long) Posix.IOVEC_SIZE * TX_BATCH, 8);
             this.rxFrame = arena.allocate(RX_BUFFER, 64);
             this.rxFrameView = rxFrame.asByteBuffer();
             this.rxMsgs = arena.allocate((long) Posix.MMSGHDR_SIZE * RX_BATCH, 8);
@@ -162,12 +131,13 @@ public final class UdpLink implements Link {
             throw t instanceof DetException e ? e : new DetException(Errno.ENODEV, "cannot open a UDP socket: " + t);
         }
         this.fd = socket;
+        this.tx = new UdpTx(arena, socket, mtu);
         this.wait = waits;
         waits.watch(socket);
         this.address = "udp:" + UdpAddress.format(localIp) + ":" + localPort;
     }
 
-    /** Points the receive headers at their buffers and names, and the transmit header at its name and iovecs. */
+    /** Points the receive headers at their buffers and names. */
     private void prepareBuffers() {
         final MemorySegment buffers = arena.allocate((long) RX_BUFFER * RX_BATCH, 64);
         final MemorySegment iovs = arena.allocate((long) Posix.IOVEC_SIZE * RX_BATCH, 8);
@@ -183,21 +153,6 @@ public final class UdpLink implements Link {
             rxMsgs.set(ValueLayout.ADDRESS, msg + Posix.MSG_IOV, iov);
             rxMsgs.set(ValueLayout.JAVA_LONG, msg + Posix.MSG_IOVLEN, 1L);
         }
-        for (int k = 0; k < TX_BATCH; k++) {
-            final long msg = (long) k * Posix.MMSGHDR_SIZE;
-            final MemorySegment iov = txIovs.asSlice((long) k * Posix.IOVEC_SIZE, Posix.IOVEC_SIZE);
-            iov.set(ValueLayout.JAVA_LONG, 0, txBatch.address() + (long) k * RX_BUFFER);
-            txNameSlots[k] = txNames.asSlice((long) k * Posix.SOCKADDR_IN_SIZE, Posix.SOCKADDR_IN_SIZE);
-            txNamePeers[k] = -1;
-            txMsgs.set(ValueLayout.ADDRESS, msg + Posix.MSG_NAME, txNameSlots[k]);
-            txMsgs.set(ValueLayout.JAVA_INT, msg + Posix.MSG_NAMELEN, Posix.SOCKADDR_IN_SIZE);
-            txMsgs.set(ValueLayout.ADDRESS, msg + Posix.MSG_IOV, iov);
-            txMsgs.set(ValueLayout.JAVA_LONG, msg + Posix.MSG_IOVLEN, 1L);
-            txMsgFrom[k] = txMsgs.asSlice(msg);
-        }
-        txMsg.set(ValueLayout.ADDRESS, Posix.MSG_NAME, txName);
-        txMsg.set(ValueLayout.JAVA_INT, Posix.MSG_NAMELEN, Posix.SOCKADDR_IN_SIZE);
-        txMsg.set(ValueLayout.ADDRESS, Posix.MSG_IOV, txIov);
     }
 
     private int[] bind(final int socket, final UdpAddress bindTo, final MemorySegment errno) throws Throwable {
@@ -276,120 +231,37 @@ public final class UdpLink implements Link {
     public boolean send(final long peer, final MemorySegment header, final int headerLength,
                         final FrameGather payload) {
         if (corked > 0) {
-            return stage(peer, header, headerLength, payload);
+            return tx.stage(peer, header, headerLength, payload);
         }
-        if (txFirst < txCount && !sendStaged()) {
+        if (tx.staged() && !tx.send()) {
             return false; // what is staged leaves first, in order; the kernel has no room for more now
         }
-        if (peer != txNamePeer) {
-            Posix.sockaddr(txName, UdpAddress.handleIp(peer), UdpAddress.handlePort(peer));
-            txNamePeer = peer;
+        if (!tx.stage(peer, header, headerLength, payload)) {
+            return false;
         }
-        if (headerLength + payload.totalLength() > RX_BUFFER) {
-            sendErrors++; // larger than any datagram: lost, as EMSGSIZE would lose it
-            return true;
+        if (tx.staged() && !tx.send()) {
+            tx.unstageLast(); // a lone frame is sent now or refused: the caller retries it later
+            return false;
         }
-        // The frame is staged in the link's own memory, never handed to the kernel by the address of registered
-        // memory: the copy is a Java access, which fails (IllegalStateException) if the application has closed a
-        // region's arena, where sendmsg would read freed memory and send it to the peer.
-        MemorySegment.copy(header, 0, txStage, 0, headerLength);
-        payload.copyTo(txStage, headerLength);
-        txIov.set(ValueLayout.JAVA_LONG, 0, txStage.address());
-        txIov.set(ValueLayout.JAVA_LONG, 8, headerLength + payload.totalLength());
-        txMsg.set(ValueLayout.JAVA_LONG, Posix.MSG_IOVLEN, 1L);
-        try {
-            if ((long) Posix.SENDMSG_UNCAPTURED.invokeExact(fd, txMsg, 0) >= 0) {
-                return true;
-            }
-        } catch (final Throwable t) {
-            throw new IllegalStateException(t);
-        }
-        // It sent nothing: again with errno captured, to learn why (off the data path's steady state)
-        for (int attempt = 0; attempt < 2; attempt++) {
-            final long n;
-            try {
-                n = (long) Posix.SENDMSG.invokeExact(txErrno, fd, txMsg, 0);
-            } catch (final Throwable t) {
-                throw new IllegalStateException(t);
-            }
-            if (n >= 0) {
-                return true;
-            }
-            final int errno = Posix.errno(txErrno);
-            if (errno == Posix.EAGAIN || errno == Posix.ENOBUFS) {
-                return false;
-            }
-            if (errno != Posix.EINTR) {
-                break;
-            }
-        }
-        // Unreachable or refused peer, message too long, a closed socket: the datagram is lost, as on a wire.
-        sendErrors++;
         return true;
     }
 
-    /**
-     * Appends a frame to the staged datagram for its peer, or starts a new one.
-     *
-     * @return false if every slot is staged and the kernel takes none of them now
-     */
-    private boolean stage(final long peer, final MemorySegment header, final int headerLength,
-                          final FrameGather payload) {
-        final int length = headerLength + payload.totalLength();
-        if (length > RX_BUFFER) {
-            sendErrors++; // larger than any datagram: lost, as EMSGSIZE would lose it
-            return true;
-        }
-        int k = txCount - 1;
-        if (k < txFirst || txPeers[k] != peer || txLengths[k] + length > mtu) {
-            if (txCount == TX_BATCH && !sendStaged()) {
-                return false;
-            }
-            k = txCount++;
-            txPeers[k] = peer;
-            txLengths[k] = 0;
-            if (txNamePeers[k] != peer) {
-                Posix.sockaddr(txNameSlots[k], UdpAddress.handleIp(peer), UdpAddress.handlePort(peer));
-                txNamePeers[k] = peer;
-            }
-        } else {
-            coalesced++;
-        }
-        // Copied now, as an unstaged frame is: a Java access that fails cleanly if a region's arena was closed.
-        final long at = (long) k * RX_BUFFER + txLengths[k];
-        MemorySegment.copy(header, 0, txBatch, at, headerLength);
-        payload.copyTo(txBatch, at + headerLength);
-        txLengths[k] += length;
-        return true;
+    /** Sends what a settle or a flush finds staged, or copies it out of registered memory if the kernel is full. */
+    @Override
+    public void settle() {
+        tx.settle();
     }
 
-    /**
-     * Sends the staged datagrams, as many per {@code sendmmsg} as there are.
-     *
-     * @return true if none is left staged; false if the kernel had no room (they stay, and go at the next call)
-     */
+    @Override
+    public void flush() {
+        if (corked == 0 && tx.staged()) {
+            tx.send();
+        }
+    }
+
+    /** Sends the staged datagrams; what the kernel has no room for stays staged. */
     private boolean sendStaged() {
-        while (txFirst < txCount) {
-            for (int k = txFirst; k < txCount; k++) {
-                txIovs.set(ValueLayout.JAVA_LONG, (long) k * Posix.IOVEC_SIZE + 8, txLengths[k]);
-            }
-            final int n = Posix.sendmmsg(fd, txMsgFrom[txFirst], txCount - txFirst, txErrno);
-            if (n > 0) {
-                txFirst += n;
-                continue;
-            }
-            final int errno = Posix.errno(txErrno);
-            if (errno == Posix.EAGAIN || errno == Posix.ENOBUFS) {
-                return false;
-            }
-            if (errno != Posix.EINTR) {
-                // Unreachable or refused peer, a closed socket: that datagram is lost, as on a wire.
-                sendErrors++;
-                txFirst++;
-            }
-        }
-        txFirst = txCount = 0;
-        return true;
+        return tx.send();
     }
 
     // ---------------------------------------------------------------- receive
@@ -477,6 +349,11 @@ public final class UdpLink implements Link {
         wait.wakeup(waiter);
     }
 
+    /** @return the transmit batch, for tests that make the kernel refuse sends */
+    UdpTx transmitBatch() {
+        return tx;
+    }
+
     /** @return the threads inside {@link #await} or {@link #wakeup} now, for tests */
     int unlockedCalls() {
         return wait.unlockedCalls();
@@ -487,8 +364,7 @@ public final class UdpLink implements Link {
         counters.merge("link.rx.bad_crc", badCrc, Long::sum);
         counters.merge("link.rx.truncated", truncated, Long::sum);
         counters.merge("link.rx.not_ipv4", notIpv4, Long::sum);
-        counters.merge("link.tx.errors", sendErrors, Long::sum);
-        counters.merge("link.tx.coalesced", coalesced, Long::sum);
+        tx.addCounters(counters);
     }
 
     /**

@@ -12,6 +12,8 @@ public final class FrameGather {
     private final ByteBuffer[] views;
     private final long[] offsets;
     private final int[] lengths;
+    /** Whether each piece came through {@link #lend}. */
+    private final boolean[] lent;
     private int count;
     private int totalLength;
     /** Whether every piece so far came through {@link #lend}: memory a link may read after {@code send} returns. */
@@ -27,6 +29,7 @@ public final class FrameGather {
         views = new ByteBuffer[capacity];
         offsets = new long[capacity];
         lengths = new int[capacity];
+        lent = new boolean[capacity];
     }
 
     /** Empties the list. */
@@ -51,7 +54,7 @@ public final class FrameGather {
      */
     public void add(final MemorySegment segment, final ByteBuffer view, final long offset, final int length) {
         lendable = false;
-        append(segment, view, offset, length);
+        append(segment, view, offset, length, false);
     }
 
     /**
@@ -66,7 +69,7 @@ public final class FrameGather {
      * @param length  the byte count
      */
     public void lend(final MemorySegment segment, final ByteBuffer view, final long offset, final int length) {
-        append(segment, view, offset, length);
+        append(segment, view, offset, length, true);
     }
 
     /**
@@ -79,13 +82,26 @@ public final class FrameGather {
         return lendable && count > 0;
     }
 
-    private void append(final MemorySegment segment, final ByteBuffer view, final long offset, final int length) {
+    private void append(final MemorySegment segment, final ByteBuffer view, final long offset, final int length,
+                        final boolean isLent) {
+        lent[count] = isLent;
         segments[count] = segment;
         views[count] = view;
         offsets[count] = offset;
         lengths[count] = length;
         count++;
         totalLength += length;
+    }
+
+    /**
+     * Whether one piece is lent registered memory ({@link #lend}), which a link may read after {@code send} returns
+     * (the UDP link points the kernel at it); a piece added by {@link #add} must be copied during {@code send}.
+     *
+     * @param i a piece index
+     * @return true if the piece came through {@link #lend}
+     */
+    public boolean lent(final int i) {
+        return lent[i];
     }
 
     /** @return the number of pieces */
