@@ -305,18 +305,16 @@ public final class CqImpl implements CompletionQueue {
                 hook.run();
             }
         }
-        nic.lockDataPath();
-        try {
+        if (work.length == 0) {
             if (closed) {
                 throw new IllegalStateException("completion queue destroyed");
             }
-            if (work.length == 0) {
-                progressQuietly();
-            }
-            return take(completions, limit);
-        } finally {
-            nic.lock.unlock();
+            nic.passForPoll();
         }
+        if (closed) {
+            throw new IllegalStateException("completion queue destroyed");
+        }
+        return take(completions, limit);
     }
 
     /**

@@ -185,7 +185,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             w.immediate = immediate;
             requester.post();
         } finally {
-            nic.lock.unlock();
+            nic.unlockDataPath();
         }
     }
 
@@ -203,7 +203,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             w.operand1 = 1; // marks "invalidate rKey at the peer"
             requester.post();
         } finally {
-            nic.lock.unlock();
+            nic.unlockDataPath();
         }
     }
 
@@ -224,7 +224,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             r.id = id;
             responder.post();
         } finally {
-            nic.lock.unlock();
+            nic.unlockDataPath();
         }
     }
 
@@ -245,7 +245,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             w.rKey = rKey;
             requester.post();
         } finally {
-            nic.lock.unlock();
+            nic.unlockDataPath();
         }
     }
 
@@ -261,7 +261,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             w.immediate = immediate;
             requester.post();
         } finally {
-            nic.lock.unlock();
+            nic.unlockDataPath();
         }
     }
 
@@ -308,7 +308,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             requester.post();
         } finally {
             atomicLocal[0] = null;
-            nic.lock.unlock();
+            nic.unlockDataPath();
         }
     }
 
@@ -338,7 +338,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             requester.post();
             return w.bindKey;
         } finally {
-            nic.lock.unlock();
+            nic.unlockDataPath();
         }
     }
 
@@ -363,7 +363,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             mw.rKey = rKey;
             requester.post();
         } finally {
-            nic.lock.unlock();
+            nic.unlockDataPath();
         }
     }
 
@@ -375,7 +375,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             w.rKey = rKey;
             requester.post();
         } finally {
-            nic.lock.unlock();
+            nic.unlockDataPath();
         }
     }
 
