@@ -36,9 +36,11 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * A NIC: a link, the objects created on it, and the engine that runs their protocol. One lock guards it all;
- * posts and polls take it briefly and drive the engine themselves (a poll receives frames and runs due timers),
- * so a busy-polling application needs no thread hand-off. A progress thread per NIC covers the rest: timers when
+ * A NIC: a link, the objects created on it, and the engine that runs their protocol. One lock guards it all but
+ * the completion queues' rings (see the package's threading notes); posts and polls take it briefly and drive the
+ * engine themselves (a poll that finds its queue empty receives frames and runs due timers, or waits for the pass
+ * of the thread that holds the engine, {@link #passForPoll}), so a busy-polling application needs no thread
+ * hand-off. A progress thread per NIC covers the rest: timers when
  * nobody polls, and frames while threads are blocked waiting for events, except while an application thread
  * blocked on an event sleeps on the link itself and runs the engine when a frame wakes it (the link waiter,
  * {@link #claimLink}): then one frame costs one wake-up. If that thread dies (an {@link Error},
