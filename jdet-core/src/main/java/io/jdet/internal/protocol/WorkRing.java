@@ -1,5 +1,7 @@
 package io.jdet.internal.protocol;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.function.IntFunction;
 
 /**
@@ -7,11 +9,22 @@ import java.util.function.IntFunction;
  * that only grow. {@link #head} is the oldest slot not yet freed by polling its completion, {@link #tail} the next
  * to post into; their difference is the queue's depth. A slot is created the first time it is used (or when it
  * needs more scatter/gather elements), so the data path allocates nothing once every slot exists. Engine lock
- * held.
+ * held, except for {@link #retire}: a poll frees slots without the engine lock, through a counter the engine folds
+ * into {@link #head} before it looks at the depth.
  *
  * @param <T> the work request type
  */
 public final class WorkRing<T extends WorkRequest> {
+    private static final VarHandle RETIRED;
+
+    static {
+        try {
+            RETIRED = MethodHandles.lookup().findVarHandle(WorkRing.class, "retired", long.class);
+        } catch (final ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private final IntFunction<T> factory;
     /** Slots, a power of two at least {@link #capacity}, so a position maps to its slot with a mask. */
     private WorkRequest[] slots;
@@ -20,6 +33,9 @@ public final class WorkRing<T extends WorkRequest> {
     public int capacity;
     public long head;
     public long tail;
+    /** Slots freed by polls and not yet folded into {@link #head} (atomic: polls add without the engine lock). */
+    @SuppressWarnings("unused") // through RETIRED
+    private long retired;
 
     public WorkRing(final int capacity, final IntFunction<T> factory) {
         this.factory = factory;
@@ -33,11 +49,20 @@ public final class WorkRing<T extends WorkRequest> {
     }
 
     public boolean full() {
+        fold();
         return tail - head >= capacity;
     }
 
     public int depth() {
+        fold();
         return (int) (tail - head);
+    }
+
+    /** Moves {@link #head} past the slots polls freed since the last look. Engine lock held. */
+    private void fold() {
+        if ((long) RETIRED.getOpaque(this) != 0) {
+            head = Math.min(tail, head + (long) RETIRED.getAndSet(this, 0L));
+        }
     }
 
     @SuppressWarnings("unchecked")
@@ -57,12 +82,18 @@ public final class WorkRing<T extends WorkRequest> {
         return w;
     }
 
-    /** Frees slots when a completion covering {@code reap} of them is polled. */
+    /**
+     * Frees slots when a completion covering {@code reap} of them is polled; safe without the engine lock (the
+     * caller holds the lock of the completion queue's ring, under which the queue pair's epoch changes, so slots
+     * of a cleared queue are never freed).
+     */
     public void retire(final int reap) {
-        head = Math.min(tail, head + reap);
+        RETIRED.getAndAdd(this, (long) reap);
     }
 
+    /** Empties the queue, forgetting slots freed by polls and not yet folded. */
     public void clear() {
+        RETIRED.setVolatile(this, 0L);
         head = tail = 0;
     }
 
@@ -73,6 +104,7 @@ public final class WorkRing<T extends WorkRequest> {
      * @return how far positions moved: the caller subtracts it from its own positions into this ring
      */
     public long resize(final int size) {
+        fold();
         final WorkRequest[] grown = new WorkRequest[slotCount(size)];
         for (long i = head; i < tail; i++) {
             grown[(int) (i - head)] = at(i);

@@ -13,14 +13,40 @@ import io.jdet.WcStatus;
 import io.jdet.WcType;
 import io.jdet.WorkCompletion;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
 /**
  * A completion queue: a ring of completions kept as parallel primitive arrays, so appending and polling allocate
  * nothing. Each entry remembers its work queue and that queue's epoch, so that polling frees the queue's slots
  * ({@code reap_cnt}) unless the queue pair was reset or destroyed since.
+ *
+ * <p>Threading: the ring has a lock of its own (a short spin lock, {@link #lockRing}), taken by the engine as it
+ * appends (engine lock held: the order is always engine lock, then ring lock) and by a poller as it takes. A poll
+ * that finds completions takes them under the ring lock alone, without the NIC's engine lock, so threads polling
+ * different queues (or one polling while another posts) do not wait for each other; only a poll that finds the
+ * queue empty runs an engine pass. Freeing the work queue slots a completion covers is a counter the engine folds
+ * in ({@link io.jdet.internal.protocol.WorkRing#retire}); a queue pair's epoch changes under the ring locks of its
+ * queues ({@link QpImpl#newEpoch}), so a poll never frees slots of a reset queue.
  */
 public final class CqImpl implements CompletionQueue {
     /** Completions per DET page (4096 / 40); sizes are rounded up to a multiple of it. */
     static final int ENTRIES_PER_PAGE = 102;
+    private static final int STORED = 0;
+    private static final int STORED_FIRE = 1;
+    private static final int LOST_IN_ERROR = 2;
+    private static final int LOST_OVERRUN = 3;
+    private static final VarHandle RING_LOCK;
+    private static final VarHandle COUNT;
+
+    static {
+        try {
+            RING_LOCK = MethodHandles.lookup().findVarHandle(CqImpl.class, "ringLocked", int.class);
+            COUNT = MethodHandles.lookup().findVarHandle(CqImpl.class, "count", int.class);
+        } catch (final ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     final NicImpl nic;
     final EventQueueImpl event;
@@ -45,7 +71,11 @@ public final class CqImpl implements CompletionQueue {
     private volatile Runnable[] hooks = new Runnable[0];
     /** Queue pairs using this queue. */
     int users;
-    boolean closed;
+    /** Set under the engine lock; read by polls without it. */
+    volatile boolean closed;
+    /** The ring lock: 1 while a thread holds it ({@link #lockRing}). */
+    @SuppressWarnings("unused") // through RING_LOCK
+    private int ringLocked;
 
     CqImpl(final NicImpl nic, final int size, final EventQueueImpl event) {
         this.nic = nic;
@@ -99,49 +129,87 @@ public final class CqImpl implements CompletionQueue {
     }
 
     /**
-     * Appends a completion, firing the arm if it is met. Engine lock held.
+     * Takes the ring lock: a spin lock (never queues, so never allocates), held only to add or take a few entries.
+     * A thread holding it takes no other lock (the engine lock, when it is held too, was taken first).
+     */
+    void lockRing() {
+        for (int attempt = 0; !RING_LOCK.weakCompareAndSetAcquire(this, 0, 1); attempt++) {
+            if (attempt < 64) {
+                Thread.onSpinWait();
+            } else {
+                Thread.yield(); // its holder was descheduled: let it run
+            }
+        }
+    }
+
+    void unlockRing() {
+        RING_LOCK.setRelease(this, 0);
+    }
+
+    /**
+     * Appends a completion, firing the arm if it is met. Engine lock held; takes the ring lock.
      *
      * @return false if the queue overflowed or is in error (the completion is lost)
      */
     boolean append(final long id, final WcStatus status, final WcType type, final int wcFlags, final int length,
                    final int immediate, final int invalidatedKey, final int reap, final QpImpl qp,
                    final boolean fromReceiveQueue) {
-        if (state == CqState.ERROR) {
-            nic.asyncEvent(EventCode.CQ_FATAL.code(), ResourceType.CQ, this);
-            return false;
+        final int outcome;
+        lockRing();
+        try {
+            if (state == CqState.ERROR) {
+                outcome = LOST_IN_ERROR;
+            } else if (count == size) {
+                state = CqState.ERROR;
+                outcome = LOST_OVERRUN;
+            } else {
+                final int at = (head + count) % size;
+                ids[at] = id;
+                statuses[at] = status;
+                types[at] = type;
+                flags[at] = wcFlags;
+                lengths[at] = length;
+                immediates[at] = immediate;
+                invalidated[at] = invalidatedKey;
+                reaps[at] = reap;
+                epochs[at] = qp == null ? 0 : qp.epoch;
+                qps[at] = qp;
+                receive[at] = fromReceiveQueue;
+                count++;
+                final boolean fire = arm != 0 && ((arm & CqArm.NEXT_SIGNALED) != 0
+                    || (arm & CqArm.NEXT_SOLICITED) != 0
+                        && ((wcFlags & WcFlags.SOLICITED) != 0 || status != WcStatus.SUCCESS)
+                    || (arm & CqArm.THRESHOLD) != 0 && count >= threshold);
+                if (fire) {
+                    arm = 0;
+                }
+                outcome = fire ? STORED_FIRE : STORED;
+            }
+        } finally {
+            unlockRing();
         }
-        if (count == size) {
-            state = CqState.ERROR;
-            nic.counters.cqOverruns++;
-            nic.asyncEvent(EventCode.CQ_OVERRUN.code(), ResourceType.CQ, this);
-            return false;
-        }
-        final int at = (head + count) % size;
-        ids[at] = id;
-        statuses[at] = status;
-        types[at] = type;
-        flags[at] = wcFlags;
-        lengths[at] = length;
-        immediates[at] = immediate;
-        invalidated[at] = invalidatedKey;
-        reaps[at] = reap;
-        epochs[at] = qp == null ? 0 : qp.epoch;
-        qps[at] = qp;
-        receive[at] = fromReceiveQueue;
-        count++;
-        if (status != WcStatus.SUCCESS && qp != null) {
-            nic.observer.errorCompletion(qp.number, id, status, type);
-        }
-        if (arm != 0) {
-            final boolean fire = (arm & CqArm.NEXT_SIGNALED) != 0
-                || (arm & CqArm.NEXT_SOLICITED) != 0
-                    && ((wcFlags & WcFlags.SOLICITED) != 0 || status != WcStatus.SUCCESS)
-                || (arm & CqArm.THRESHOLD) != 0 && count >= threshold;
-            if (fire) {
-                fire();
+        // Events and observers outside the ring lock (a poller may already have taken the entry: harmless, as a
+        // completion taken between an arm's event and the wait that reads it).
+        switch (outcome) {
+            case LOST_IN_ERROR -> {
+                nic.asyncEvent(EventCode.CQ_FATAL.code(), ResourceType.CQ, this);
+                return false;
+            }
+            case LOST_OVERRUN -> {
+                nic.counters.cqOverruns++;
+                nic.asyncEvent(EventCode.CQ_OVERRUN.code(), ResourceType.CQ, this);
+                return false;
+            }
+            default -> {
+                if (status != WcStatus.SUCCESS && qp != null) {
+                    nic.observer.errorCompletion(qp.number, id, status, type);
+                }
+                if (outcome == STORED_FIRE) {
+                    event.post(EventCode.CQ_COMPLETION.code(), ResourceType.CQ, this);
+                }
+                return true;
             }
         }
-        return true;
     }
 
     /**
@@ -199,10 +267,6 @@ public final class CqImpl implements CompletionQueue {
         }
     }
 
-    private void fire() {
-        arm = 0;
-        event.post(EventCode.CQ_COMPLETION.code(), ResourceType.CQ, this);
-    }
 
     @Override
     public int poll(final WorkCompletion[] completions) {
@@ -213,6 +277,17 @@ public final class CqImpl implements CompletionQueue {
     public int poll(final WorkCompletion[] completions, final int max) {
         final int limit = Math.min(max, completions.length);
         final Runnable[] work = hooks;
+        if (work.length == 0 && (int) COUNT.getOpaque(this) > 0) {
+            // Completions are waiting (an engine pass of another thread, or of the progress thread, left them):
+            // hand them out under the ring lock alone; the engine runs when the queue is found empty.
+            if (closed) {
+                throw new IllegalStateException("completion queue destroyed");
+            }
+            final int n = take(completions, limit);
+            if (n > 0) {
+                return n;
+            }
+        }
         if (work.length > 0) {
             // One engine pass for the poll: the hooks (collective groups) then drain what it received and post
             // their next steps, and their completions are handed out below without a second pass (a receive
@@ -230,18 +305,16 @@ public final class CqImpl implements CompletionQueue {
                 hook.run();
             }
         }
-        nic.lockDataPath();
-        try {
+        if (work.length == 0) {
             if (closed) {
                 throw new IllegalStateException("completion queue destroyed");
             }
-            if (work.length == 0) {
-                progressQuietly();
-            }
-            return take(completions, limit);
-        } finally {
-            nic.lock.unlock();
+            nic.passForPoll();
         }
+        if (closed) {
+            throw new IllegalStateException("completion queue destroyed");
+        }
+        return take(completions, limit);
     }
 
     /**
@@ -273,8 +346,17 @@ public final class CqImpl implements CompletionQueue {
         }
     }
 
-    /** Hands out up to {@code limit} completions; engine lock held. */
+    /** Hands out up to {@code limit} completions; takes the ring lock (the engine lock need not be held). */
     private int take(final WorkCompletion[] completions, final int limit) {
+        lockRing();
+        try {
+            return takeLocked(completions, limit);
+        } finally {
+            unlockRing();
+        }
+    }
+
+    private int takeLocked(final WorkCompletion[] completions, final int limit) {
         int n = 0;
         while (n < limit && count > 0) {
             final QpImpl qp = qps[head];
@@ -308,11 +390,23 @@ public final class CqImpl implements CompletionQueue {
                 if (newThreshold < 1 || newThreshold > size) {
                     throw new DetException(Errno.EINVAL, "threshold " + newThreshold + " not in [1, " + size + "]");
                 }
-                threshold = newThreshold;
             }
-            arm |= flagsToArm;
-            if ((arm & CqArm.THRESHOLD) != 0 && count >= threshold) {
-                fire();
+            boolean fire = false;
+            lockRing();
+            try {
+                if ((flagsToArm & CqArm.THRESHOLD) != 0) {
+                    threshold = newThreshold;
+                }
+                arm |= flagsToArm;
+                if ((arm & CqArm.THRESHOLD) != 0 && count >= threshold) {
+                    arm = 0;
+                    fire = true;
+                }
+            } finally {
+                unlockRing();
+            }
+            if (fire) {
+                event.post(EventCode.CQ_COMPLETION.code(), ResourceType.CQ, this);
             }
         } finally {
             nic.lock.unlock();
@@ -332,10 +426,15 @@ public final class CqImpl implements CompletionQueue {
             if ((arm & CqArm.THRESHOLD) != 0 && newSize < threshold) {
                 throw new DetException(Errno.EINVAL, "size " + newSize + " below the armed threshold " + threshold);
             }
-            if (newSize < count) {
-                throw new DetException(Errno.EBUSY, "the queue holds " + count + " completions");
+            lockRing(); // polls take without the engine lock
+            try {
+                if (newSize < count) {
+                    throw new DetException(Errno.EBUSY, "the queue holds " + count + " completions");
+                }
+                allocate(roundUp(newSize));
+            } finally {
+                unlockRing();
             }
-            allocate(roundUp(newSize));
         } finally {
             nic.lock.unlock();
         }
@@ -345,7 +444,12 @@ public final class CqImpl implements CompletionQueue {
     public CqAttributes query() {
         nic.lock.lock();
         try {
-            return new CqAttributes(state, arm, size, threshold, count);
+            lockRing();
+            try {
+                return new CqAttributes(state, arm, size, threshold, count);
+            } finally {
+                unlockRing();
+            }
         } finally {
             nic.lock.unlock();
         }

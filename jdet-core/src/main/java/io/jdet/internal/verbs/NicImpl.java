@@ -36,9 +36,11 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * A NIC: a link, the objects created on it, and the engine that runs their protocol. One lock guards it all;
- * posts and polls take it briefly and drive the engine themselves (a poll receives frames and runs due timers),
- * so a busy-polling application needs no thread hand-off. A progress thread per NIC covers the rest: timers when
+ * A NIC: a link, the objects created on it, and the engine that runs their protocol. One lock guards it all but
+ * the completion queues' rings (see the package's threading notes); posts and polls take it briefly and drive the
+ * engine themselves (a poll that finds its queue empty receives frames and runs due timers, or waits for the pass
+ * of the thread that holds the engine, {@link #passForPoll}), so a busy-polling application needs no thread
+ * hand-off. A progress thread per NIC covers the rest: timers when
  * nobody polls, and frames while threads are blocked waiting for events, except while an application thread
  * blocked on an event sleeps on the link itself and runs the engine when a frame wakes it (the link waiter,
  * {@link #claimLink}): then one frame costs one wake-up. If that thread dies (an {@link Error},
@@ -60,6 +62,8 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
     private static final long APP_ACTIVE_NS = TimeUnit.MICROSECONDS.toNanos(500);
     private static final VarHandle LAST_APP_NS;
     private static final VarHandle LINK_WAITER;
+    private static final VarHandle PASSES_BEGUN;
+    private static final VarHandle PASSES_DONE;
     /** The longest {@link #shutdown} waits for the link waiter to leave the link before it closes it. */
     private static final long LINK_WAITER_LEAVE_NS = TimeUnit.SECONDS.toNanos(2);
 
@@ -67,6 +71,8 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
         try {
             LAST_APP_NS = MethodHandles.lookup().findVarHandle(NicImpl.class, "lastAppNs", long.class);
             LINK_WAITER = MethodHandles.lookup().findVarHandle(NicImpl.class, "linkWaiter", Thread.class);
+            PASSES_BEGUN = MethodHandles.lookup().findVarHandle(NicImpl.class, "passesBegun", long.class);
+            PASSES_DONE = MethodHandles.lookup().findVarHandle(NicImpl.class, "passesDone", long.class);
         } catch (final ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -125,6 +131,16 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
     private volatile boolean closed;
     /** Why the progress thread died, once it has: the NIC is in its fatal state (see {@link #failFatally}). */
     private volatile Throwable fatalCause;
+    /**
+     * Engine passes begun and finished (written under the engine lock, read without): a poll that finds the engine
+     * busy waits for a pass begun after it looked instead of running one of its own ({@link #passForPoll}).
+     */
+    @SuppressWarnings("unused") // through PASSES_BEGUN
+    private long passesBegun;
+    @SuppressWarnings("unused") // through PASSES_DONE
+    private long passesDone;
+    /** A poll found the engine busy and waits for a pass: the holder runs one as it lets go of the engine. */
+    private volatile boolean passWanted;
 
     NicImpl(final DeviceImpl device, final String name, final Link link, final EventQueueImpl event) {
         final ByteBuffer headerView = ByteBuffer.allocateDirect(Frame.HEADER_LENGTH); // no session per frame
@@ -294,6 +310,71 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
             } else {
                 Thread.yield();
             }
+        }
+    }
+
+    /**
+     * Lets go of the engine lock taken by {@link #lockDataPath}. The outermost holder first runs the engine pass a
+     * poll asked for while it held the lock ({@link #passForPoll}): the waiting poll's work is done by the thread
+     * that has the engine already (flat combining), rather than after a hand-off of the lock.
+     */
+    void unlockDataPath() {
+        try {
+            if (passWanted && lock.getHoldCount() == 1 && !closed) {
+                passWanted = false;
+                progressQuietly();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * The engine pass of a poll that found its completion queue empty: receives frames, sends owed acks, runs due
+     * timers. If another thread holds the engine, waits for a pass that begins after this call (which the holder
+     * runs as it lets go, {@link #unlockDataPath}, or this thread runs once the lock is free) instead of queueing
+     * for the lock: several polls share one pass, and none waits for a lock hand-off. Never queues on the lock,
+     * so never allocates.
+     */
+    void passForPoll() {
+        if (lock.tryLock()) {
+            try {
+                progressQuietly();
+            } finally {
+                unlockDataPath();
+            }
+            return;
+        }
+        final long seen = (long) PASSES_BEGUN.getAcquire(this);
+        passWanted = true; // volatile, after reading passesBegun: a holder that misses it lets go of the lock below
+        for (int attempt = 0; (long) PASSES_DONE.getAcquire(this) <= seen; attempt++) {
+            if (lock.tryLock()) {
+                try {
+                    if ((long) PASSES_DONE.getAcquire(this) <= seen) {
+                        progressQuietly();
+                    }
+                } finally {
+                    unlockDataPath();
+                }
+                return;
+            }
+            if (attempt < 64) {
+                Thread.onSpinWait();
+            } else {
+                Thread.yield();
+            }
+        }
+    }
+
+    /** An engine pass for an application call: its failure is not the caller's, so it is counted, not thrown. */
+    void progressQuietly() {
+        if (closed) {
+            return; // its link may be closed already; a poll of a closed NIC's queue finds nothing new
+        }
+        try {
+            progress(System.nanoTime());
+        } catch (final RuntimeException e) {
+            counters.engineErrors++;
         }
     }
 
@@ -745,6 +826,7 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
 
     private int doProgress(final long now, final boolean appPass) {
         // One batch per pass: acks, responses and the frames the acks release share datagrams where they can.
+        PASSES_BEGUN.setRelease(this, passesBegun + 1); // engine lock held: the only writer
         link.cork();
         try {
             rxNow = now;
@@ -772,6 +854,7 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
             }
             return work;
         } finally {
+            PASSES_DONE.setRelease(this, passesDone + 1); // release: what the pass completed is visible with it
             link.uncork();
         }
     }
@@ -839,7 +922,7 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
                 return timerPeriodNs;
             }
         } finally {
-            lock.unlock();
+            unlockDataPath();
         }
     }
 

@@ -29,7 +29,8 @@ import io.jdet.internal.protocol.SendWr;
 /**
  * A queue pair: the verbs with their synchronous checks, and the state machine. The protocol halves live in
  * {@link Requester} (the send queue, outgoing requests, incoming responses) and {@link Responder} (the receive
- * queue, incoming requests, outgoing responses). Everything runs under the NIC's engine lock.
+ * queue, incoming requests, outgoing responses). Everything runs under the NIC's engine lock, except
+ * that polls free work queue slots under a completion queue's ring lock ({@link #retire}, {@link #newEpoch}).
  */
 public final class QpImpl implements QueuePair, ProtocolQp {
     public final NicImpl nic;
@@ -184,7 +185,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             w.immediate = immediate;
             requester.post();
         } finally {
-            nic.lock.unlock();
+            nic.unlockDataPath();
         }
     }
 
@@ -202,7 +203,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             w.operand1 = 1; // marks "invalidate rKey at the peer"
             requester.post();
         } finally {
-            nic.lock.unlock();
+            nic.unlockDataPath();
         }
     }
 
@@ -223,7 +224,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             r.id = id;
             responder.post();
         } finally {
-            nic.lock.unlock();
+            nic.unlockDataPath();
         }
     }
 
@@ -244,7 +245,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             w.rKey = rKey;
             requester.post();
         } finally {
-            nic.lock.unlock();
+            nic.unlockDataPath();
         }
     }
 
@@ -260,7 +261,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             w.immediate = immediate;
             requester.post();
         } finally {
-            nic.lock.unlock();
+            nic.unlockDataPath();
         }
     }
 
@@ -307,7 +308,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             requester.post();
         } finally {
             atomicLocal[0] = null;
-            nic.lock.unlock();
+            nic.unlockDataPath();
         }
     }
 
@@ -337,7 +338,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             requester.post();
             return w.bindKey;
         } finally {
-            nic.lock.unlock();
+            nic.unlockDataPath();
         }
     }
 
@@ -362,7 +363,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             mw.rKey = rKey;
             requester.post();
         } finally {
-            nic.lock.unlock();
+            nic.unlockDataPath();
         }
     }
 
@@ -374,7 +375,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             w.rKey = rKey;
             requester.post();
         } finally {
-            nic.lock.unlock();
+            nic.unlockDataPath();
         }
     }
 
@@ -626,7 +627,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
 
     /** Back to IDLE: queues emptied without completions, protocol state reset, older completions detached. */
     void resetToIdle() {
-        epoch++;
+        newEpoch();
         requester.reset();
         responder.reset();
         state = QpState.IDLE;
@@ -709,13 +710,35 @@ public final class QpImpl implements QueuePair, ProtocolQp {
         }
     }
 
+    /**
+     * Detaches older completions (reset, destroy): engine lock held. The epoch changes under the ring locks of both
+     * completion queues, which polls hold while they free slots without the engine lock, so no poll frees a slot
+     * of the new epoch for a completion of the old. (A poll holds one ring lock at a time and the engine lock
+     * orders the callers of this method: taking two is safe.)
+     */
+    void newEpoch() {
+        if (sqCq != null) {
+            sqCq.lockRing();
+        }
+        if (rqCq != null && rqCq != sqCq) {
+            rqCq.lockRing();
+        }
+        epoch++;
+        if (rqCq != null && rqCq != sqCq) {
+            rqCq.unlockRing();
+        }
+        if (sqCq != null) {
+            sqCq.unlockRing();
+        }
+    }
+
     /** A completion could not be stored: the queue pair fails (the CQ raised CQ_OVERRUN). */
     @Override
     public void completionLost() {
         enterError(EventCode.QP_ERROR.code(), false, true, true);
     }
 
-    /** Frees work queue slots when a completion is polled. */
+    /** Frees work queue slots when a completion is polled: the ring lock of the polled queue held. */
     void retire(final boolean receiveQueue, final int reap) {
         if (receiveQueue) {
             responder.queue.retire(reap);
@@ -931,7 +954,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
                 requester.flush();
                 responder.flush();
             }
-            epoch++;
+            newEpoch();
             destroyed = true;
             nic.removeQp(this);
             if (sqCq != null) {

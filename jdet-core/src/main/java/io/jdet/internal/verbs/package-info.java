@@ -6,11 +6,39 @@
  * use {@code protocol}, {@code wire}, {@code link} and {@code observe}; never {@code cm}, which registers itself
  * with each NIC through {@link io.jdet.internal.verbs.CmHandler}.
  *
- * <p>Threading: every object of a NIC (its domains, regions, windows, queue pairs, completion queues and the
- * protocol state) is guarded by that NIC's single engine lock, held briefly by posts, polls and the NIC's
- * progress thread, or by a thread blocked on an event queue that sleeps on the NIC's link and runs the engine itself
- * (the NIC's link waiter, {@link io.jdet.internal.verbs.NicImpl#claimLink}; the progress thread stays off the link
- * meanwhile). Nothing else on the data path locks or allocates. Event queues have their own lock, always taken
- * after (never before) an engine lock.
+ * <p>Threading, as it stands. Every object of a NIC (its domains, regions, windows, queue pairs, the protocol
+ * state, the link's transmit and receive sides, the timers) is guarded by that NIC's engine lock, held briefly by
+ * posts (which run the engine inline, so that a frame leaves within its post), by engine passes (receive, owed
+ * acks, due timers) and by the NIC's progress thread, or by a thread blocked on an event queue that sleeps on the
+ * NIC's link and runs the engine itself (the NIC's link waiter, {@link io.jdet.internal.verbs.NicImpl#claimLink};
+ * the progress thread stays off the link meanwhile). Two parts are off that lock:
+ * <ul>
+ * <li><b>Completion queues.</b> Each ring has a spin lock of its own, taken by the engine as it appends (after the
+ * engine lock) and by a poller as it takes. A poll that finds completions takes them without the engine lock; only
+ * a poll that finds its queue empty needs an engine pass. Polling frees work-queue slots through a counter the
+ * engine folds in ({@link io.jdet.internal.protocol.WorkRing#retire}); a queue pair's epoch (reset, destroy)
+ * changes under its queues' ring locks, so a poll never frees a slot of a newer epoch.</li>
+ * <li><b>Engine passes combine.</b> A poll that needs a pass while another thread holds the engine does not queue
+ * for the lock: it asks for a pass and waits for one that begins after it asked
+ * ({@link io.jdet.internal.verbs.NicImpl#passForPoll}). The holder (a post, a poll, the link waiter) runs the pass
+ * as it lets go ({@link io.jdet.internal.verbs.NicImpl#unlockDataPath}); a waiter whose request the holder missed
+ * takes the free lock and runs the pass itself, so no request is stranded. One pass serves every waiting poll (one
+ * receive system call instead of one per poller).</li>
+ * </ul>
+ * Lock order: engine lock, then a ring lock, then an event queue's lock; a thread never holds two ring locks
+ * except to change a queue pair's epoch, which only the engine-lock holder does. Nothing on the data path queues on
+ * a lock (spin, then yield) or allocates.
+ *
+ * <p>Threading, where it goes (issue 7, "threads scale"). Posts on different queue pairs still serialize on the
+ * engine lock, because the engine shares per-NIC transmit scratch ({@code ProtocolNic.txHeader}/{@code txGather}),
+ * plain counters, the ack list, the reorder pool and the link's batch (cork/flush) between queue pairs. The next
+ * steps, in order: (1) give each queue pair its transmit scratch and its counters (summed when read), so that a
+ * queue pair's requester and responder can run under a per-queue-pair lock; (2) make the link's transmit side
+ * thread safe on its own (a short lock or a per-thread batch; the UDP link's staging is the bulk-path work's); (3)
+ * take the per-queue-pair lock, not the engine lock, in posts, and have the receive pass take the engine lock for
+ * the link and the lock of each queue pair a frame is for (engine, then queue pair); the ack list and timers move
+ * to per-queue-pair deadlines walked by the pass. The key table is already read-mostly (regions are published
+ * before use), but it is written under the engine lock, so lookups off that lock need it made safe for concurrent
+ * readers first.
  */
 package io.jdet.internal.verbs;
