@@ -16,6 +16,7 @@ import java.security.KeyPairGenerator;
 import java.security.MessageDigest;
 import java.security.PrivateKey;
 import java.security.PublicKey;
+import java.util.Arrays;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -72,6 +73,13 @@ class CmHandshakeVectorTest {
         return hmac(prk, label.getBytes(StandardCharsets.US_ASCII), th, new byte[] {1});
     }
 
+    /** HKDF-Expand of 48 bytes (a frame key, 14.1): T(1) ‖ the first 16 bytes of T(2) = HMAC(prk, T(1) ‖ info ‖ 0x02). */
+    private static byte[] expand48(final byte[] prk, final String label, final byte[] th) throws Exception {
+        final byte[] t1 = expand32(prk, label, th);
+        final byte[] t2 = hmac(prk, t1, label.getBytes(StandardCharsets.US_ASCII), th, new byte[] {2});
+        return cat(t1, Arrays.copyOf(t2, 16));
+    }
+
     /** The connection's fields as section 14.1 lists them, integers 32-bit little-endian. */
     private static byte[] specFields(final int service, final int id, final int reqQp, final int accQp,
                                      final int reqReqIsn, final int reqRspIsn, final int accReqIsn,
@@ -111,8 +119,8 @@ class CmHandshakeVectorTest {
         final byte[] salt = acceptor.preSharedKey() == null ? new byte[] {0}
             : cat(new byte[] {1}, acceptor.preSharedKey());
         final byte[] prk = hmac(salt, ikm.toByteArray());
-        final byte[] c2s = expand32(prk, "c2s key", th);
-        final byte[] s2c = expand32(prk, "s2c key", th);
+        final byte[] c2s = expand48(prk, "c2s key", th);
+        final byte[] s2c = expand48(prk, "s2c key", th);
         final byte[] serverMac = hmac(expand32(prk, "s confirm", th), th);
         final byte[] clientMac = hmac(expand32(prk, "c confirm", th), th);
 
