@@ -151,6 +151,52 @@ class CmImplTest {
     }
 
     @Test
+    void shouldForgetAConfirmedRequestOnlyOnceItHasLingered() throws Exception {
+        try (ConnectionListener listener = cm.listen(SERVICE)) {
+            raw.request(11, SERVICE, 1234, 4, 4, new byte[0]);
+            final ConnectionRequest request = listener.take(LONG_MS);
+            final CompletableFuture<Void> accepted = CompletableFuture.runAsync(
+                () -> request.accept(qp, null, LONG_MS));
+            raw.await(Frame.OP_CM_ACCEPT, 11);
+            raw.send(Frame.OP_CM_READY, 0, 1234, 11, SERVICE, 0, 0, 0, new byte[0]);
+            accepted.get(LONG_MS, TimeUnit.MILLISECONDS);
+
+            runTimerAt(System.nanoTime() + CmRetry.LINGER_NS / 2);
+            raw.request(11, SERVICE, 1234, 4, 4, new byte[0]); // a late duplicate: answered as before, not queued
+            raw.await(Frame.OP_CM_ACCEPT, 11);
+            assertErrno(Errno.ETIMEDOUT, () -> listener.take(0), "still remembered: not a new request");
+
+            runTimerAt(System.nanoTime() + CmRetry.LINGER_NS + 1);
+            raw.request(11, SERVICE, 1234, 4, 4, new byte[0]);
+            assertEquals(11, ((CmRequest) listener.take(LONG_MS)).id, "forgotten: taken as a new request");
+        }
+    }
+
+    @Test
+    void shouldConfirmARepeatedAcceptanceItselfOnceTheReadyResendsAreSpent() throws Exception {
+        final CompletableFuture<byte[]> connected = CompletableFuture.supplyAsync(
+            () -> cm.connect(raw.address(), SERVICE, qp, null, LONG_MS));
+        final int id = raw.await("a request", r -> r.opcode() == Frame.OP_CM_REQUEST).msgId();
+        raw.send(Frame.OP_CM_ACCEPT, 0, RAW_QP, id, SERVICE, CmWire.pack(100, 200), CmWire.pack(4, 4), 0,
+            new byte[0]);
+        connected.get(LONG_MS, TimeUnit.MILLISECONDS);
+        // The requester repeats its READY on its own a few times (the listener does not repeat its ACCEPT); run the
+        // timer far enough ahead that every one of those is spent, so that only an ACCEPT can bring another.
+        final long now = System.nanoTime();
+        for (int k = 1; k <= 8; k++) {
+            runTimerAt(now + k * CmRetry.MAX_INTERVAL_NS * 2);
+        }
+        Tests.await("the READY and its 3 repeats", () -> raw.count(Frame.OP_CM_READY, id) == 4);
+        runTimerAt(now + 20 * CmRetry.MAX_INTERVAL_NS);
+        final long ignored = counter("cm.ignored");
+        raw.send(Frame.OP_CM_ACCEPT, 0, RAW_QP, id, SERVICE, CmWire.pack(100, 200), CmWire.pack(4, 4), 0,
+            new byte[0]); // the confirmation was lost: confirmed again, at once
+        Tests.await("a fifth READY", () -> raw.count(Frame.OP_CM_READY, id) == 5);
+        assertEquals(ignored, counter("cm.ignored"), "a repeated ACCEPT of a live exchange is no stray frame");
+        assertEquals(QpState.CONNECTED, qp.query().state());
+    }
+
+    @Test
     void shouldFailQueuePairWhenRequesterNeverConfirms() {
         try (ConnectionListener listener = cm.listen(SERVICE)) {
             raw.request(3, SERVICE, 1234, 4, 4, new byte[0]);
