@@ -711,9 +711,7 @@ public final class Requester implements OrderedStream {
             // A request that already failed (a local operation, or a NAK behind unfinished work) keeps its status.
             final WcStatus status = i < admitIdx && w.state == SendWr.DONE && w.status != WcStatus.SUCCESS
                 ? w.status : WcStatus.FLUSHED;
-            if (!qp.completeSend(w.id, status, w.type, 0, reap)) {
-                pendingReap = 0;
-            }
+            qp.completeSend(w.id, status, w.type, 0, reap);
             w.window = null;
             w.bindRegion = null;
         }
