@@ -45,9 +45,7 @@ public final class Requester implements OrderedStream {
     private long lastProgressNs;
     private long lastAckProgressNs;
     private long lastResponseNs;
-    private long rtoNs;
-    private long srttNs;
-    private long rttvarNs;
+    private final RetransmitTimer rto;
     private int timedSeq;
     private long timedSentNs;
     private long rnrHoldUntilNs;
@@ -61,6 +59,7 @@ public final class Requester implements OrderedStream {
         this.nic = nic;
         this.queue = new WorkRing<>(size, SendWr::new);
         this.heldResponses = new HeldFrames(nic.reorder);
+        this.rto = new RetransmitTimer(nic.minRtoNs, nic.maxRtoNs);
         reset();
     }
 
@@ -74,9 +73,7 @@ public final class Requester implements OrderedStream {
         orDepth = 0;
         pendingReap = 0;
         rspExpected = 1;
-        rtoNs = nic.minRtoNs;
-        srttNs = 0;
-        rttvarNs = 0;
+        rto.reset();
         timedSeq = 0;
         rnrHoldUntilNs = 0;
         scoreboard.reset(0);
@@ -381,7 +378,7 @@ public final class Requester implements OrderedStream {
         lastProgressNs = now;
         lastAckProgressNs = now;
         if (timedSeq != 0 && !after(timedSeq, ack)) {
-            sampleRtt(now - timedSentNs);
+            rto.sample(now - timedSentNs);
             timedSeq = 0;
         }
         while (ackScanIdx < admitIdx) {
@@ -425,18 +422,6 @@ public final class Requester implements OrderedStream {
             }
             scoreboard.repaired(seq);
         }
-    }
-
-    private void sampleRtt(final long sample) {
-        if (srttNs == 0) {
-            srttNs = sample;
-            rttvarNs = sample / 2;
-        } else {
-            final long delta = Math.abs(srttNs - sample);
-            rttvarNs = (3 * rttvarNs + delta) / 4;
-            srttNs = (7 * srttNs + sample) / 8;
-        }
-        rtoNs = Math.min(nic.maxRtoNs, Math.max(nic.minRtoNs, srttNs + 4 * rttvarNs));
     }
 
     /** Reports finished work requests in post order; suppressed successes only add to the next reap count. */
@@ -666,7 +651,7 @@ public final class Requester implements OrderedStream {
     }
 
     public void onTimer(final long now) {
-        if (after(highestSent, lastAcked) && now - lastProgressNs >= rtoNs) {
+        if (after(highestSent, lastAcked) && now - lastProgressNs >= rto.rtoNs()) {
             final SendWr oldest = findBySeq(lastAcked + 1);
             final boolean noTimeout = oldest != null && (oldest.flags & WrFlags.NO_TIMEOUT) != 0;
             if (!noTimeout && now - lastAckProgressNs >= nic.ackTimeoutNs) {
@@ -676,10 +661,10 @@ public final class Requester implements OrderedStream {
                 return;
             }
             nic.counters.timeouts++;
-            nic.observer.retransmitTimeout(qp.number(), false, lastAcked + 1, rtoNs);
+            nic.observer.retransmitTimeout(qp.number(), false, lastAcked + 1, rto.rtoNs());
             scoreboard.onTimeout();
             goBack(lastAcked + 1);
-            rtoNs = Math.min(rtoNs * 2, nic.maxRtoNs);
+            rto.backOff();
             lastProgressNs = now;
         } else if (orDepth > 0 && !after(highestSent, lastAcked) && now - lastResponseNs >= nic.ackTimeoutNs) {
             for (long i = completeIdx; i < admitIdx; i++) {
@@ -728,7 +713,7 @@ public final class Requester implements OrderedStream {
     public long nextDeadline() {
         long deadline = Long.MAX_VALUE;
         if (after(highestSent, lastAcked)) {
-            deadline = lastProgressNs + rtoNs;
+            deadline = lastProgressNs + rto.rtoNs();
         }
         if (rnrHoldUntilNs != 0) {
             deadline = Math.min(deadline, rnrHoldUntilNs);
