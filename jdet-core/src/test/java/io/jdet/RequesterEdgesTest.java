@@ -89,6 +89,20 @@ class RequesterEdgesTest {
     }
 
     @Test
+    void aDisconnectNamesTheFirstRequestNotAcknowledged() {
+        try (HostileSetup s = new HostileSetup()) {
+            final int first = postSend(s, 1, 0);
+            final int second = postSend(s, 2, 0);
+            s.peer.control(Frame.OP_ACK).reqAck(first).send();
+            expectCompletion(s, 1, WcStatus.SUCCESS);
+            s.qp().close();
+            // RFC 5961: the peer obeys only the exact next request it expects, which is the second if it got it.
+            assertEquals(second, s.peer.expect(Frame.OP_DISCONNECT).seq());
+            s.assertNoEngineErrors();
+        }
+    }
+
+    @Test
     void aFlushedCompletionReapsTheUnsignaledRequestsBeforeIt() {
         try (HostileSetup s = new HostileSetup()) {
             for (int i = 1; i <= 3; i++) {
