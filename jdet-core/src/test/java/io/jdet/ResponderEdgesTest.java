@@ -60,6 +60,40 @@ class ResponderEdgesTest {
     }
 
     @Test
+    void shouldTakeMaxIrMoreAtomicsOnceTheResponsesBeforeThemAreAcknowledged() {
+        try (HostileSetup s = maxIr(2)) {
+            fetchAdd(s).rspAck(0).send();
+            fetchAdd(s).rspAck(0).send();
+            final int second = s.peer.expect(Frame.OP_ATOMIC_RESP).seq();
+            assertEquals(second, s.peer.expect(Frame.OP_ATOMIC_RESP).seq() - 1);
+            fetchAdd(s).rspAck(second + 1).send(); // both responses acknowledged: two more may be in flight
+            fetchAdd(s).rspAck(second + 1).send();
+            s.peer.expect(Frame.OP_ATOMIC_RESP);
+            s.peer.expect(Frame.OP_ATOMIC_RESP);
+            assertEquals(4, s.counter("atomics.executed"));
+            final int fifth = fetchAdd(s).rspAck(second + 1).send();
+            s.awaitNak(fifth, WcStatus.INVALID_REQUEST, EventCode.MAX_IR_EXCEEDED);
+            assertEquals(4, s.lo.bufA.get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, 0));
+        }
+    }
+
+    @Test
+    void shouldAlignAnAtomicByItsAddressNotByItsOffsetInTheRegion() {
+        try (HostileSetup s = new HostileSetup()) {
+            // A region that starts 2 bytes past an 8-byte boundary: its offset 6 is an aligned address.
+            final java.lang.foreign.MemorySegment odd = s.lo.arena.allocate(64, 8).asSlice(2);
+            final MemoryRegion mr = s.lo.pdA.regMr(odd, Loopback.ALL_RIGHTS);
+            s.peer.request(Frame.OP_FETCH_ADD).address(mr.address() + 6).key(mr.rKey()).length(8).operands(5, 0)
+                .send();
+            s.peer.expect(Frame.OP_ATOMIC_RESP);
+            assertEquals(5, odd.get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, 6));
+            final int misaligned = s.peer.request(Frame.OP_FETCH_ADD).address(mr.address() + 8).key(mr.rKey())
+                .length(8).operands(5, 0).send();
+            s.awaitNak(misaligned, WcStatus.INVALID_REQUEST, EventCode.INVALID_LENGTH);
+        }
+    }
+
+    @Test
     void shouldAnswerAReadOfZeroBytesWithOneEmptyLastFrame() {
         try (HostileSetup s = new HostileSetup()) {
             read(s, 0).send();
