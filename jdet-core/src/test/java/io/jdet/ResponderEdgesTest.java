@@ -94,6 +94,24 @@ class ResponderEdgesTest {
     }
 
     @Test
+    void shouldFlushAndCountEveryPostedReceiveWhenTheConnectionFails() {
+        try (HostileSetup s = new HostileSetup()) {
+            final long flushedBefore = s.counter("wr.flushed");
+            for (int i = 1; i <= 3; i++) {
+                s.qp().recv(i, Loopback.sge(s.lo.mrA, 0, 8), 1);
+            }
+            s.peer.disconnect(EventCode.REMOTE_BIT | EventCode.QP_DESTROYED.code());
+            for (int i = 1; i <= 3; i++) {
+                final WorkCompletion wc = Tests.pollOne(s.lo.cqA);
+                assertEquals(i, wc.id(), wc.toString());
+                assertEquals(WcStatus.FLUSHED, wc.status(), wc.toString());
+            }
+            assertEquals(flushedBefore + 3, s.counter("wr.flushed"));
+            s.assertNoEngineErrors();
+        }
+    }
+
+    @Test
     void shouldAnswerAReadOfZeroBytesWithOneEmptyLastFrame() {
         try (HostileSetup s = new HostileSetup()) {
             read(s, 0).send();
