@@ -112,6 +112,19 @@ class ResponderEdgesTest {
     }
 
     @Test
+    void shouldResendUnacknowledgedResponsesThenGiveUpWithAckTimeout() {
+        try (HostileSetup s = new HostileSetup(new Configuration().minRtoUs(2_000).maxRtoUs(4_000).ackTimeoutMs(300))) {
+            read(s, 8).rspAck(0).send(); // and never an acknowledgement of the response
+            final int first = s.peer.expect(Frame.OP_READ_RESP).seq();
+            assertEquals(first, s.peer.expect(Frame.OP_READ_RESP).seq(), "the same response, resent on its timer");
+            s.awaitQpEvent(EventCode.ACK_TIMEOUT, false);
+            assertTrue(s.counter("retransmit.timeouts") >= 1);
+            assertEquals(1, s.counter("retry.exceeded"));
+            s.assertNoEngineErrors();
+        }
+    }
+
+    @Test
     void shouldAnswerAReadOfZeroBytesWithOneEmptyLastFrame() {
         try (HostileSetup s = new HostileSetup()) {
             read(s, 0).send();
