@@ -33,6 +33,15 @@ class ClosedObjectsTest {
             assertThrows(IllegalStateException.class, () -> segment.set(mr, 0, 8), "a data segment refuses it");
             assertThrows(IllegalStateException.class, () -> RemoteRegion.of(mr));
             assertThrows(IllegalStateException.class, mr::query);
+            assertEquals("region deregistered", assertThrows(IllegalStateException.class,
+                () -> mr.modify(null, Access.LOCAL_READ)).getMessage());
+            assertEquals("region deregistered", assertThrows(IllegalStateException.class,
+                () -> mr.regShared(pd, Access.LOCAL_READ)).getMessage());
+            final MemoryRegion live = pd.regMr(arena.allocate(64), Loopback.ALL_RIGHTS);
+            final ProtectionDomain gone = nic.allocPd();
+            gone.close();
+            assertThrows(IllegalStateException.class, () -> live.regShared(gone, Access.LOCAL_READ),
+                "a deallocated domain takes no new region");
         }
     }
 
