@@ -90,6 +90,10 @@ class MemoryRegionTest {
         final long max = nic.query().maxMrSize();
         final MemorySegment huge = MemorySegment.ofAddress(1 << 20).reinterpret(max + 1);
         assertErrno(Errno.E2BIG, () -> pd.regMr(huge, Access.LOCAL_READ));
+        // Exactly the most is a region (registration touches no byte of it: the pages need not exist).
+        try (MemoryRegion most = pd.regMr(MemorySegment.ofAddress(1 << 20).reinterpret(max), Access.LOCAL_READ)) {
+            assertEquals(max, most.length());
+        }
     }
 
     @Test
