@@ -97,7 +97,8 @@ public final class CollectiveBench {
     /**
      * The average microseconds per operation over {@code iterations}, after {@code warmup} unmeasured ones (and at
      * least {@code minWarmupNs} of them, driven by one thread); with {@code threadPerMember} the measured ones run on
-     * a thread per member (the average over the members of each one's average).
+     * a thread per member (the average over the members of each one's average), each after as many unmeasured ones
+     * of its own (at most {@code iterations}).
      */
     static double measure(final Members members, final TestKind kind, final int size, final long iterations,
                           final long warmup, final long minWarmupNs, final boolean threadPerMember) {
@@ -108,7 +109,7 @@ public final class CollectiveBench {
                 members.once(kind, (int) (i % members.p));
             }
             if (threadPerMember) {
-                return members.threaded(kind, iterations);
+                return members.threaded(kind, Math.min(warmup, iterations), iterations);
             }
             final long start = System.nanoTime();
             for (long i = 0; i < iterations; i++) {

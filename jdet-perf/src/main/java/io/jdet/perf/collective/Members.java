@@ -154,13 +154,15 @@ final class Members implements AutoCloseable {
     }
 
     /**
-     * Runs {@code iterations} operations (root 0) with a thread per member: each posts, polls its own queue until
-     * its completion and goes on at once, timing its own loop from a common start, as each rank of co_bench.c does.
+     * Runs {@code warmup} then {@code iterations} operations (root 0) with a thread per member: each posts, polls
+     * its own queue until its completion and goes on at once, timing its own loop of {@code iterations} after its
+     * untimed {@code warmup} ones, as each rank of co_bench.c times its loop after its warm-up. (The one-thread
+     * warm-up before does not compile this loop, nor teach the threads' polls to wait for each other.)
      *
      * @return the members' average microseconds per operation, averaged over the members
      * @throws PerfException if an operation fails or a wait runs out
      */
-    double threaded(final TestKind kind, final long iterations) {
+    double threaded(final TestKind kind, final long warmup, final long iterations) {
         final double[] avg = new double[p];
         final AtomicReference<String> error = new AtomicReference<>();
         final CyclicBarrier start = new CyclicBarrier(p);
@@ -172,8 +174,11 @@ final class Members implements AutoCloseable {
                 try {
                     start.await(timeoutMs, TimeUnit.MILLISECONDS);
                     final WorkCompletion[] mine = {new WorkCompletion()};
-                    final long t0 = System.nanoTime();
-                    for (long k = 0; k < iterations && error.get() == null; k++) {
+                    long t0 = System.nanoTime();
+                    for (long k = 0; k < warmup + iterations && error.get() == null; k++) {
+                        if (k == warmup) {
+                            t0 = System.nanoTime();
+                        }
                         post(i, kind, 0, first + k);
                         awaitOne(i, mine, kind.label());
                     }
@@ -185,7 +190,7 @@ final class Members implements AutoCloseable {
                 }
             });
         }
-        id += iterations;
+        id += warmup + iterations;
         for (final Thread t : threads) {
             try {
                 t.join();
