@@ -13,6 +13,7 @@ import static io.jdet.testing.Tests.assertErrno;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** NICs and protection domains ({@code det_open_nic}, {@code det_query_nic}, {@code det_alloc_pd}). */
@@ -178,6 +179,26 @@ class NicTest {
             assertTrue(b.get("frames.received") >= 1, b.toString());
             assertEquals(1, b.get("messages.received"), b.toString());
             assertEquals(1, a.get("wr.posted"), a.toString());
+            assertEquals(0, a.get("link.tx.errors"), "the link's own counters are reported with the engine's: " + a);
+            assertEquals(0, b.get("link.rx.bad_crc"), b.toString());
         }
+    }
+
+    @Test
+    void shouldTakeCompletionQueuesOfEverySizeInItsRangeAndRefuseTheRest() {
+        final Nic nic = det.openNic(Tests.uniqueFabric("nic"), null);
+        final int max = nic.query().maxCqSize();
+        nic.createCq(0, null).close();
+        nic.createCq(max, null).close();
+        assertErrno(Errno.EINVAL, () -> nic.createCq(-1, null));
+        assertErrno(Errno.EINVAL, () -> nic.createCq(max + 1, null));
+    }
+
+    @Test
+    void shouldRefuseNewObjectsWithIllegalStateOnceClosed() {
+        final Nic nic = det.openNic(Tests.uniqueFabric("nic"), null);
+        nic.close();
+        assertThrows(IllegalStateException.class, nic::allocPd);
+        assertThrows(IllegalStateException.class, () -> nic.createCq(1, null));
     }
 }
