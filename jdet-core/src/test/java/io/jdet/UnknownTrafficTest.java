@@ -1,0 +1,60 @@
+package io.jdet;
+
+import io.jdet.internal.wire.Frame;
+import io.jdet.testing.HostilePeer;
+import io.jdet.testing.Tests;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Frames for a queue pair the NIC does not have: a request is answered by at most a rate-limited DISCONNECT
+ * (INVALID_QP, echoing the frame's acknowledgement so that only its true sender obeys it), the rest is counted as
+ * limited; an ACK, NAK or DISCONNECT is never answered (two NICs must not reply to each other forever). The NIC's
+ * own connection is untouched.
+ */
+@Timeout(60)
+class UnknownTrafficTest {
+    private static final int UNKNOWN_QP = 0x7777_0001;
+
+    private static long disconnects(final HostileSetup s) {
+        return s.peer.received().stream().filter(r -> r.opcode() == Frame.OP_DISCONNECT).count();
+    }
+
+    @Test
+    void requestsForAnUnknownQueuePairGetAtMostTheBucketsReplies() {
+        // 10 replies a second, a burst of 1: twenty frames sent within milliseconds get one or two answers.
+        try (HostileSetup s = new HostileSetup(new Configuration().unknownRepliesPerSecond(10))) {
+            s.peer.aimAt(UNKNOWN_QP);
+            for (int i = 0; i < 20; i++) {
+                s.peer.request(Frame.OP_SEND).reqAck(41).payload(new byte[8]).send();
+            }
+            Tests.await("twenty frames for an unknown queue pair", () -> s.counter("rx.unknown_qp") == 20);
+            final HostilePeer.Received reply = s.peer.expect(Frame.OP_DISCONNECT);
+            assertEquals(EventCode.INVALID_QP.code(), reply.key(), reply.toString());
+            assertEquals(42, reply.seq(), "the request ack of the frame it answers, plus one");
+            final long replies = disconnects(s); // every frame received so far, the one above included
+            assertTrue(replies <= 2, replies + " replies");
+            assertEquals(20 - replies, s.counter("tx.replies_limited"));
+            s.assertConnected();
+        }
+    }
+
+    @Test
+    void controlFramesForAnUnknownQueuePairAreNeverAnswered() {
+        try (HostileSetup s = new HostileSetup()) {
+            s.peer.aimAt(UNKNOWN_QP);
+            s.peer.control(Frame.OP_ACK).send();
+            s.peer.control(Frame.OP_NAK).seq(1).key(WcStatus.ACCESS_ERR.code()).send();
+            s.peer.control(Frame.OP_DISCONNECT).seq(1).key(EventCode.DISCONNECT.code()).send();
+            Tests.await("three frames for an unknown queue pair", () -> s.counter("rx.unknown_qp") == 3);
+            s.peer.request(Frame.OP_SEND).payload(new byte[8]).send(); // a request is answered, after them
+            s.peer.expect(Frame.OP_DISCONNECT);
+            assertEquals(1, disconnects(s), "only the request was answered");
+            assertEquals(0, s.counter("tx.replies_limited"));
+            s.assertConnected();
+        }
+    }
+}
