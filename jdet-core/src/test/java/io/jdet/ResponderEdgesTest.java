@@ -125,6 +125,41 @@ class ResponderEdgesTest {
     }
 
     @Test
+    void shouldRepeatItsDisconnectOneForOneInErrorButNeverAnswerANakOrDisconnect() {
+        try (HostileSetup s = new HostileSetup()) {
+            s.peer.disconnect(999); // no event: a protocol error, told to the peer with a DISCONNECT
+            s.awaitProtocolError(EventCode.QP_ERROR);
+            s.peer.control(Frame.OP_ACK).reqAck(6).send(); // the first DISCONNECT may have been lost: say it again
+            final HostilePeer.Received again = s.peer.expect(Frame.OP_DISCONNECT);
+            assertEquals(EventCode.QP_ERROR.code(), again.key());
+            assertEquals(7, again.seq(), "the echo of the frame's request ack, plus one");
+            s.peer.control(Frame.OP_NAK).seq(1).key(WcStatus.ACCESS_ERR.code())
+                .length(EventCode.ACCESS_VIOLATION.code()).send();
+            s.peer.control(Frame.OP_DISCONNECT).seq(1).key(EventCode.DISCONNECT.code()).send();
+            s.peer.control(Frame.OP_ACK).send();
+            s.peer.expect(Frame.OP_DISCONNECT); // the answer to the ACK, and nothing for the two before it
+            assertEquals(3, s.peer.received().stream().filter(r -> r.opcode() == Frame.OP_DISCONNECT).count());
+            s.assertNoEngineErrors();
+        }
+    }
+
+    @Test
+    void shouldRepeatItsNakToARequestItReceivesInError() {
+        try (HostileSetup s = new HostileSetup()) {
+            final int seq = s.peer.request(Frame.OP_WRITE).address(s.lo.bufA.address()).key(s.lo.mrA.rKey() ^ 0x100)
+                .length(8).payload(new byte[8]).flags(Frame.FLAG_LAST).send();
+            final HostilePeer.Received nak = s.peer.expect(Frame.OP_NAK);
+            assertEquals(seq, nak.seq());
+            s.peer.request(Frame.OP_SEND).payload(new byte[8]).flags(Frame.FLAG_LAST).send();
+            final HostilePeer.Received again = s.peer.expect(Frame.OP_NAK);
+            assertEquals(seq, again.seq(), "the same NAK: the request that failed");
+            assertEquals(nak.key(), again.key());
+            assertEquals(nak.length(), again.length());
+            s.assertNoEngineErrors();
+        }
+    }
+
+    @Test
     void shouldAnswerAReadOfZeroBytesWithOneEmptyLastFrame() {
         try (HostileSetup s = new HostileSetup()) {
             read(s, 0).send();
