@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Per-class mutation scores of a PIT run, and of two runs on the same main code taken together.
 
-usage: union.py BEFORE/mutations.xml [AFTER/mutations.xml] [-v]
+usage: union.py BEFORE/mutations.xml [AFTER/mutations.xml ...] [-v]
 
-BEFORE is a run against the tests that existed; AFTER a run of the same target classes against new tests only.
+BEFORE is a run against the tests that existed; each AFTER a run of the same target classes (or some of them)
+against other tests, new ones or ones the first run left out.
 A mutant is matched across the runs by class, method, line, mutator, description, index and block (the main
-code must be the same in both), and counts as killed after if either run killed it (KILLED, TIMED_OUT,
+code must be the same in all), and counts as killed after if any run killed it (KILLED, TIMED_OUT,
 MEMORY_ERROR, RUN_ERROR). -v lists the mutants still alive (SURVIVED or NO_COVERAGE in both).
 A partial mutations.xml (a run stopped early) is read as far as it goes.
 """
@@ -37,7 +38,11 @@ def main(args):
     verbose = '-v' in args
     files = [a for a in args if a != '-v']
     before = mutants(files[0])
-    after = mutants(files[1]) if len(files) > 1 else {}
+    after = {}
+    for later in files[1:]:
+        for key, status in mutants(later).items():
+            if after.get(key) not in KILLED:
+                after[key] = status
     per_class = collections.defaultdict(lambda: [0, 0, 0])
     alive = []
     for key, status in before.items():
@@ -58,7 +63,7 @@ def main(args):
               f"  after {total[2]:4d} ({100 * total[2] / total[0]:5.1f}%)")
     unmatched = sum(1 for k in after if k not in before)
     if unmatched:
-        print(f"{unmatched} mutant(s) of the second run are not in the first (a partial run, or other code)")
+        print(f"{unmatched} mutant(s) of the later runs are not in the first (a partial run, or other code)")
     if verbose:
         for key, status, later in alive:
             print(status, later or '-', *key[:4], '|', key[4].replace('&lt;', '<').replace('&gt;', '>'))
