@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Per-class mutation scores of a PIT run, and of two runs on the same main code taken together.
+"""Per-class mutation scores of a PIT run, and of several runs on the same main code taken together.
 
 usage: union.py BEFORE/mutations.xml [AFTER/mutations.xml ...] [-v]
 
@@ -7,7 +7,7 @@ BEFORE is a run against the tests that existed; each AFTER a run of the same tar
 against other tests, new ones or ones the first run left out.
 A mutant is matched across the runs by class, method, line, mutator, description, index and block (the main
 code must be the same in all), and counts as killed after if any run killed it (KILLED, TIMED_OUT,
-MEMORY_ERROR, RUN_ERROR). -v lists the mutants still alive (SURVIVED or NO_COVERAGE in both).
+MEMORY_ERROR, RUN_ERROR). -v lists the mutants still alive (SURVIVED or NO_COVERAGE in every run).
 A partial mutations.xml (a run stopped early) is read as far as it goes.
 """
 import collections
