@@ -182,6 +182,40 @@ class UdpLinkGatherTest {
     }
 
     @Test
+    void shouldKeepEveryByteOfTheFramesAroundOneDroppedWhenSettledWithoutRoom() throws IOException {
+        try (UdpLink sender = new UdpLink(LOCAL); DatagramChannel raw = rawPeer()) {
+            final Arena live = Arena.ofShared();
+            final Arena freed = Arena.ofShared();
+            // Four datagrams, the third in memory freed while staged; the others of several lengths.
+            final int[] lengths = {LARGE, LARGE - 8, LARGE, LARGE - 24};
+            final MemorySegment[] headers = new MemorySegment[4];
+            final FrameGather[] payloads = new FrameGather[4];
+            final byte[][] expected = new byte[4][];
+            for (int i = 0; i < 4; i++) {
+                final Arena arena = i == 2 ? freed : live;
+                payloads[i] = lent(arena.allocate(lengths[i], 64), lengths[i], 11 + i);
+                headers[i] = LinkFrames.header(1 + i, payloads[i]);
+                expected[i] = wire(headers[i], payloads[i]);
+            }
+            sender.cork();
+            for (int i = 0; i < 4; i++) {
+                assertTrue(sender.send(to(sender, raw), headers[i], HEADER, payloads[i]));
+            }
+            freed.close();
+            sender.transmitBatch().refuseForTests = 1; // the settle's send: the kernel has no room
+            sender.settle(); // so the others are copied out of registered memory, the fourth moved up
+            assertEquals(3, sender.transmitBatch().stagedCount());
+            live.close(); // the application's memory again: the copies must not read it
+            sender.uncork();
+            for (final int i : new int[] {0, 1, 3}) {
+                assertArrayEquals(expected[i], receiveOne(raw), "datagram " + (i + 1) + ", byte for byte, from its copy");
+            }
+            assertNull(pollOne(raw));
+            assertEquals(1L, counters(sender).get("link.tx.freed_dropped"));
+        }
+    }
+
+    @Test
     void shouldRefuseALoneFrameTheKernelHasNoRoomForAndSendItWhenRetried() throws IOException {
         try (UdpLink sender = new UdpLink(LOCAL); DatagramChannel raw = rawPeer(); Arena memory = Arena.ofShared()) {
             final FrameGather payload = lent(memory.allocate(LARGE, 64), LARGE, 8);
