@@ -125,9 +125,13 @@ class NicTest {
         final ProtectionDomain pd = nic.allocPd();
         final java.lang.foreign.MemorySegment memory = arena.allocate(8);
         final int maxMrs = nic.query().maxMrs();
+        MemoryRegion last = null;
         for (int i = 0; i < maxMrs; i++) {
-            pd.regMr(memory, Access.LOCAL_READ);
+            last = pd.regMr(memory, Access.LOCAL_READ);
         }
+        assertErrno(Errno.EAGAIN, () -> pd.regMr(memory, Access.LOCAL_READ));
+        last.close(); // one given back: exactly one more fits
+        pd.regMr(memory, Access.LOCAL_READ);
         assertErrno(Errno.EAGAIN, () -> pd.regMr(memory, Access.LOCAL_READ));
         final int maxMws = nic.query().maxMws();
         for (int i = 0; i < maxMws; i++) {
