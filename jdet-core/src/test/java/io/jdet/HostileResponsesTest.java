@@ -22,31 +22,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 @Timeout(60)
 class HostileResponsesTest {
 
-    /** Posts an 8-byte send and returns its sequence number as the peer saw it. */
-    private static int postSend(final HostileSetup s, final long id) {
-        s.qp().send(id, Loopback.sge(s.lo.mrA, 0, 8), 1, 0, 0);
-        return s.peer.expect(Frame.OP_SEND).seq();
-    }
-
-    /** Posts a read of {@code length} bytes into A's buffer and returns the request as the peer saw it. */
-    private static HostilePeer.Received postRead(final HostileSetup s, final long id, final int length) {
-        s.qp().read(id, Loopback.sge(s.lo.mrA, 0, length), 1, 0x1000, 0x77, 0);
-        return s.peer.expect(Frame.OP_READ);
-    }
-
-    private static void expectCompletion(final HostileSetup s, final long id, final WcStatus status) {
-        final WorkCompletion wc = Tests.pollOne(s.lo.cqA);
-        assertEquals(id, wc.id(), wc.toString());
-        assertEquals(status, wc.status(), wc.toString());
-    }
-
     @ParameterizedTest(name = "event {0}")
     @ValueSource(ints = {999, -1, 0, 1, 2, 4, 5, 27, EventCode.REMOTE_BIT | 25})
     void shouldFailConnectionWhenNakEventIsOutOfRange(final int event) {
         try (HostileSetup s = new HostileSetup()) {
-            final int seq = postSend(s, 1);
+            final int seq = s.postSend(1, 0);
             s.peer.nak(seq, WcStatus.ACCESS_ERR.code(), event);
-            expectCompletion(s, 1, WcStatus.BAD_RESPONSE);
+            s.expectCompletion(1, WcStatus.BAD_RESPONSE);
             s.awaitProtocolError(EventCode.QP_ERROR);
         }
     }
@@ -55,9 +37,9 @@ class HostileResponsesTest {
     @ValueSource(ints = {0, 1, 6, 7, 9, 10, 12, 13, 77, -1, 0xFFFE})
     void shouldFailConnectionWhenNakStatusIsOutOfRange(final int status) {
         try (HostileSetup s = new HostileSetup()) {
-            final int seq = postSend(s, 1);
+            final int seq = s.postSend(1, 0);
             s.peer.nak(seq, status, EventCode.ACCESS_VIOLATION.code());
-            expectCompletion(s, 1, WcStatus.BAD_RESPONSE);
+            s.expectCompletion(1, WcStatus.BAD_RESPONSE);
             s.awaitProtocolError(EventCode.QP_ERROR);
         }
     }
@@ -65,9 +47,9 @@ class HostileResponsesTest {
     @Test
     void shouldFailRequestWithPeersStatusWhenNakIsInRange() {
         try (HostileSetup s = new HostileSetup()) {
-            final int seq = postSend(s, 1);
+            final int seq = s.postSend(1, 0);
             s.peer.nak(seq, WcStatus.ACCESS_ERR.code(), EventCode.ACCESS_VIOLATION.code());
-            expectCompletion(s, 1, WcStatus.ACCESS_ERR);
+            s.expectCompletion(1, WcStatus.ACCESS_ERR);
             s.awaitQpEvent(EventCode.ACCESS_VIOLATION, true);
             assertEquals(0, s.counter("rx.protocol_error"));
             s.assertNoEngineErrors();
@@ -77,13 +59,13 @@ class HostileResponsesTest {
     @Test
     void shouldIgnoreNakOfRequestNotSentOrAlreadyAcknowledged() {
         try (HostileSetup s = new HostileSetup()) {
-            final int seq = postSend(s, 1);
+            final int seq = s.postSend(1, 0);
             s.peer.nak(seq + 1, WcStatus.ACCESS_ERR.code(), EventCode.ACCESS_VIOLATION.code());
             s.peer.nak(seq - 1, WcStatus.ACCESS_ERR.code(), EventCode.ACCESS_VIOLATION.code());
             Tests.await("two NAKs ignored", () -> s.counter("naks.ignored") == 2);
             s.assertConnected();
             s.peer.ack();
-            expectCompletion(s, 1, WcStatus.SUCCESS);
+            s.expectCompletion(1, WcStatus.SUCCESS);
             s.peer.nak(seq, WcStatus.ACCESS_ERR.code(), EventCode.ACCESS_VIOLATION.code()); // acknowledged by now
             Tests.await("a third NAK ignored", () -> s.counter("naks.ignored") == 3);
             s.assertConnected();
@@ -93,9 +75,9 @@ class HostileResponsesTest {
     @Test
     void shouldFailConnectionWhenReceiverNotReadyNakNamesRead() {
         try (HostileSetup s = new HostileSetup()) {
-            final int seq = postRead(s, 1, 8).seq();
+            final int seq = s.postRead(1, 8).seq();
             s.peer.nak(seq, Frame.NAK_RNR, 0);
-            expectCompletion(s, 1, WcStatus.BAD_RESPONSE);
+            s.expectCompletion(1, WcStatus.BAD_RESPONSE);
             s.awaitProtocolError(EventCode.QP_ERROR);
         }
     }
@@ -114,10 +96,10 @@ class HostileResponsesTest {
     @Test
     void shouldRetrySendAfterReceiverNotReadyNak() {
         try (HostileSetup s = new HostileSetup(new Configuration().rnrDelayUs(100))) {
-            final int seq = postSend(s, 1);
+            final int seq = s.postSend(1, 0);
             nakNotReadyAndAwaitResend(s, seq, 0);
             s.peer.control(Frame.OP_ACK).reqAck(seq).send();
-            expectCompletion(s, 1, WcStatus.SUCCESS);
+            s.expectCompletion(1, WcStatus.SUCCESS);
             s.assertConnected();
         }
     }
@@ -125,10 +107,10 @@ class HostileResponsesTest {
     @Test
     void shouldGiveUpAfterReceiverNotReadyRetries() {
         try (HostileSetup s = new HostileSetup(new Configuration().rnrDelayUs(100).rnrRetryCount(1))) {
-            final int seq = postSend(s, 1);
+            final int seq = s.postSend(1, 0);
             nakNotReadyAndAwaitResend(s, seq, 0);
             s.peer.nak(seq, Frame.NAK_RNR, 0);
-            expectCompletion(s, 1, WcStatus.RNR_RETRY_EXCEEDED);
+            s.expectCompletion(1, WcStatus.RNR_RETRY_EXCEEDED);
             s.awaitQpEvent(EventCode.QP_RQ_ERROR, true);
             s.assertNoEngineErrors();
         }
@@ -167,10 +149,10 @@ class HostileResponsesTest {
     @Test
     void shouldFailReadWhenResponseNamesNoRequest() {
         try (HostileSetup s = new HostileSetup()) {
-            final HostilePeer.Received read = postRead(s, 1, 8);
+            final HostilePeer.Received read = s.postRead(1, 8);
             s.peer.response(Frame.OP_READ_RESP).flags(Frame.FLAG_LAST).msgId(read.msgId() + 5).length(8)
                 .payload(new byte[8]).send();
-            expectCompletion(s, 1, WcStatus.BAD_RESPONSE);
+            s.expectCompletion(1, WcStatus.BAD_RESPONSE);
             s.awaitProtocolError(EventCode.INVALID_RDMA_ID);
             assertEquals(1, s.counter("rx.bad_response"));
         }
@@ -179,9 +161,9 @@ class HostileResponsesTest {
     @Test
     void shouldFailReadWhenAtomicResponseAnswersIt() {
         try (HostileSetup s = new HostileSetup()) {
-            final HostilePeer.Received read = postRead(s, 1, 8);
+            final HostilePeer.Received read = s.postRead(1, 8);
             s.peer.response(Frame.OP_ATOMIC_RESP).flags(Frame.FLAG_LAST).msgId(read.msgId()).operands(5, 0).send();
-            expectCompletion(s, 1, WcStatus.BAD_RESPONSE);
+            s.expectCompletion(1, WcStatus.BAD_RESPONSE);
             s.awaitProtocolError(EventCode.INVALID_ATOMIC_ID);
         }
     }
@@ -198,10 +180,10 @@ class HostileResponsesTest {
     void shouldFailReadWhenLastFragmentEndsEarly() {
         try (HostileSetup s = new HostileSetup()) {
             s.lo.bufA.fill((byte) 0x11);
-            final HostilePeer.Received read = postRead(s, 1, 8);
+            final HostilePeer.Received read = s.postRead(1, 8);
             s.peer.response(Frame.OP_READ_RESP).flags(Frame.FLAG_LAST).msgId(read.msgId()).length(8)
                 .payload(new byte[4]).send();
-            expectCompletion(s, 1, WcStatus.BAD_RESPONSE);
+            s.expectCompletion(1, WcStatus.BAD_RESPONSE);
             s.awaitProtocolError(EventCode.INVALID_LENGTH);
         }
     }
@@ -210,10 +192,10 @@ class HostileResponsesTest {
     @ValueSource(ints = {4, 8, -4, Integer.MAX_VALUE})
     void shouldFailReadWhenFragmentLeavesItsPlace(final int offset) {
         try (HostileSetup s = new HostileSetup()) {
-            final HostilePeer.Received read = postRead(s, 1, 8);
+            final HostilePeer.Received read = s.postRead(1, 8);
             s.peer.response(Frame.OP_READ_RESP).msgId(read.msgId()).length(8).offset(offset)
                 .payload(new byte[4]).send();
-            expectCompletion(s, 1, WcStatus.BAD_RESPONSE);
+            s.expectCompletion(1, WcStatus.BAD_RESPONSE);
             s.awaitProtocolError(EventCode.INVALID_LENGTH);
         }
     }
@@ -221,9 +203,9 @@ class HostileResponsesTest {
     @Test
     void shouldFailReadWhenFragmentWithoutLastFillsIt() {
         try (HostileSetup s = new HostileSetup()) {
-            final HostilePeer.Received read = postRead(s, 1, 8);
+            final HostilePeer.Received read = s.postRead(1, 8);
             s.peer.response(Frame.OP_READ_RESP).msgId(read.msgId()).length(8).payload(new byte[8]).send();
-            expectCompletion(s, 1, WcStatus.BAD_RESPONSE);
+            s.expectCompletion(1, WcStatus.BAD_RESPONSE);
             s.awaitProtocolError(EventCode.INVALID_LENGTH);
         }
     }
@@ -231,12 +213,12 @@ class HostileResponsesTest {
     @Test
     void shouldCompleteReadFromTwoFragmentsInOrder() {
         try (HostileSetup s = new HostileSetup()) {
-            final HostilePeer.Received read = postRead(s, 1, 8);
+            final HostilePeer.Received read = s.postRead(1, 8);
             s.peer.response(Frame.OP_READ_RESP).msgId(read.msgId()).length(8)
                 .payload(new byte[] {1, 2, 3, 4}).send();
             s.peer.response(Frame.OP_READ_RESP).flags(Frame.FLAG_LAST).msgId(read.msgId()).length(8).offset(4)
                 .payload(new byte[] {5, 6, 7, 8}).send();
-            expectCompletion(s, 1, WcStatus.SUCCESS);
+            s.expectCompletion(1, WcStatus.SUCCESS);
             assertEquals(0x0807_0605_0403_0201L, s.lo.bufA.get(ValueLayout.JAVA_LONG_UNALIGNED, 0));
             s.assertConnected();
         }
@@ -250,7 +232,7 @@ class HostileResponsesTest {
             assertEquals(3, request.operand1());
             s.peer.response(Frame.OP_ATOMIC_RESP).flags(Frame.FLAG_LAST).msgId(request.msgId()).operands(41, 0)
                 .send();
-            expectCompletion(s, 1, WcStatus.SUCCESS);
+            s.expectCompletion(1, WcStatus.SUCCESS);
             assertEquals(41, s.lo.bufA.get(ValueLayout.JAVA_LONG_UNALIGNED, 0));
             s.assertConnected();
         }
@@ -265,8 +247,8 @@ class HostileResponsesTest {
     @Test
     void shouldFailSendWithRetryExceededWhenPeerNeverAcknowledges() {
         try (HostileSetup s = new HostileSetup(fastGiveUp())) {
-            postSend(s, 1);
-            expectCompletion(s, 1, WcStatus.RETRY_EXCEEDED);
+            s.postSend(1, 0);
+            s.expectCompletion(1, WcStatus.RETRY_EXCEEDED);
             s.awaitQpEvent(EventCode.ACK_TIMEOUT, false);
             assertEquals(EventCode.ACK_TIMEOUT.code(), s.peer.expect(Frame.OP_DISCONNECT).key());
             assertEquals(1, s.counter("retry.exceeded"));
@@ -277,9 +259,9 @@ class HostileResponsesTest {
     @Test
     void shouldFailReadWithRetryExceededWhenResponseNeverComes() {
         try (HostileSetup s = new HostileSetup(fastGiveUp())) {
-            postRead(s, 1, 8);
+            s.postRead(1, 8);
             s.peer.ack(); // the request arrived; its response never will
-            expectCompletion(s, 1, WcStatus.RETRY_EXCEEDED);
+            s.expectCompletion(1, WcStatus.RETRY_EXCEEDED);
             s.awaitQpEvent(EventCode.ACK_TIMEOUT, false);
             s.assertNoEngineErrors();
         }
@@ -296,7 +278,7 @@ class HostileResponsesTest {
             }
             s.assertConnected();
             s.peer.ack();
-            expectCompletion(s, 1, WcStatus.SUCCESS);
+            s.expectCompletion(1, WcStatus.SUCCESS);
             s.assertConnected();
         }
     }

@@ -107,6 +107,40 @@ final class HostileSetup implements AutoCloseable {
         assertNoEngineErrors();
     }
 
+    /**
+     * Posts an 8-byte send from A's buffer.
+     *
+     * @param id    the work request id
+     * @param flags {@link WrFlags}
+     * @return its sequence number as the peer saw it
+     */
+    int postSend(final long id, final int flags) {
+        lo.qpA.send(id, Loopback.sge(lo.mrA, 0, 8), 1, flags, 0);
+        return peer.expect(io.jdet.internal.wire.Frame.OP_SEND).seq();
+    }
+
+    /**
+     * Posts a read of {@code length} bytes into A's buffer.
+     *
+     * @return the request as the peer saw it
+     */
+    HostilePeer.Received postRead(final long id, final int length) {
+        lo.qpA.read(id, Loopback.sge(lo.mrA, 0, length), 1, 0x1000, 0x77, 0);
+        return peer.expect(io.jdet.internal.wire.Frame.OP_READ);
+    }
+
+    /**
+     * Polls the victim's next completion and checks its request and status.
+     *
+     * @return the completion
+     */
+    WorkCompletion expectCompletion(final long id, final WcStatus status) {
+        final WorkCompletion wc = Tests.pollOne(lo.cqA);
+        assertEquals(id, wc.id(), wc.toString());
+        assertEquals(status, wc.status(), wc.toString());
+        return wc;
+    }
+
     void assertNoEngineErrors() {
         assertEquals(0, counter("engine.errors"), () -> lo.nicA.counters().toString());
     }

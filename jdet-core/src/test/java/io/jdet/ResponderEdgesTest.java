@@ -64,14 +64,15 @@ class ResponderEdgesTest {
         try (HostileSetup s = maxIr(2)) {
             fetchAdd(s).rspAck(0).send();
             fetchAdd(s).rspAck(0).send();
-            final int second = s.peer.expect(Frame.OP_ATOMIC_RESP).seq();
-            assertEquals(second, s.peer.expect(Frame.OP_ATOMIC_RESP).seq() - 1);
-            fetchAdd(s).rspAck(second + 1).send(); // both responses acknowledged: two more may be in flight
-            fetchAdd(s).rspAck(second + 1).send();
+            final int firstResponse = s.peer.expect(Frame.OP_ATOMIC_RESP).seq();
+            final int secondResponse = s.peer.expect(Frame.OP_ATOMIC_RESP).seq();
+            assertEquals(firstResponse + 1, secondResponse);
+            fetchAdd(s).rspAck(secondResponse).send(); // both responses acknowledged: two more may be in flight
+            fetchAdd(s).rspAck(secondResponse).send();
             s.peer.expect(Frame.OP_ATOMIC_RESP);
             s.peer.expect(Frame.OP_ATOMIC_RESP);
             assertEquals(4, s.counter("atomics.executed"));
-            final int fifth = fetchAdd(s).rspAck(second + 1).send();
+            final int fifth = fetchAdd(s).rspAck(secondResponse).send();
             s.awaitNak(fifth, WcStatus.INVALID_REQUEST, EventCode.MAX_IR_EXCEEDED);
             assertEquals(4, s.lo.bufA.get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, 0));
         }
@@ -102,9 +103,7 @@ class ResponderEdgesTest {
             }
             s.peer.disconnect(EventCode.REMOTE_BIT | EventCode.QP_DESTROYED.code());
             for (int i = 1; i <= 3; i++) {
-                final WorkCompletion wc = Tests.pollOne(s.lo.cqA);
-                assertEquals(i, wc.id(), wc.toString());
-                assertEquals(WcStatus.FLUSHED, wc.status(), wc.toString());
+                s.expectCompletion(i, WcStatus.FLUSHED);
             }
             assertEquals(flushedBefore + 3, s.counter("wr.flushed"));
             s.assertNoEngineErrors();
