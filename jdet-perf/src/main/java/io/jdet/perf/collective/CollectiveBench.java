@@ -98,7 +98,7 @@ public final class CollectiveBench {
      * The average microseconds per operation over {@code iterations}, after {@code warmup} unmeasured ones (and at
      * least {@code minWarmupNs} of them, driven by one thread); with {@code threadPerMember} the measured ones run on
      * a thread per member (the average over the members of each one's average), each after as many unmeasured ones
-     * of its own (at most {@code iterations}).
+     * of its own (at most {@code iterations}), and after threaded rounds of them for at least {@code minWarmupNs}.
      */
     static double measure(final Members members, final TestKind kind, final int size, final long iterations,
                           final long warmup, final long minWarmupNs, final boolean threadPerMember) {
@@ -109,6 +109,13 @@ public final class CollectiveBench {
                 members.once(kind, (int) (i % members.p));
             }
             if (threadPerMember) {
+                // The threaded loop is other code than the one-thread warm-up's: warm it for as long again (whole
+                // rounds, so that every member posts the same collectives), or the first test times its compilation.
+                final long threadedStart = System.nanoTime();
+                final long round = Math.max(1, Math.min(warmup, iterations));
+                do {
+                    members.threaded(kind, 0, round);
+                } while (System.nanoTime() - threadedStart < minWarmupNs);
                 return members.threaded(kind, Math.min(warmup, iterations), iterations);
             }
             final long start = System.nanoTime();
