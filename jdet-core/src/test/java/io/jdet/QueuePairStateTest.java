@@ -284,6 +284,25 @@ class QueuePairStateTest {
     }
 
     @Test
+    void aDestroyTellsThePeerAtOnceThoughItsUnsignaledSendsAreNotAcknowledgedYet() {
+        // The peer holds its ack for a second: A's requests are all unacknowledged when A goes, and its DISCONNECT
+        // must still be exact (the peer expects the request after the last one sent, not after the last acked).
+        final Configuration slowAcks = new Configuration().ackDelayUs(1_000_000);
+        try (Loopback pair = Loopback.open(new Loopback.Options().configuration(slowAcks))) {
+            pair.qpB.recv(1, sge(pair.mrB, 0, 8), 1);
+            pair.qpB.recv(2, sge(pair.mrB, 8, 8), 1);
+            pair.qpA.send(3, sge(pair.mrA, 0, 8), 1, WrFlags.SUPPRESSED, 0);
+            pair.qpA.send(4, sge(pair.mrA, 8, 8), 1, WrFlags.SUPPRESSED, 0);
+            Tests.expectSuccess(pair.cqB, 2);
+            pair.qpA.close();
+            final List<EventRecord> events = Tests.awaitEvent(pair.eventsB, r -> r.code() == EventCode.QP_DESTROYED);
+            assertTrue(events.get(events.size() - 1).remote());
+            assertEquals(QpState.ERROR, pair.qpB.query().state());
+            assertEquals(0, pair.nicB.counters().get("rx.control_inexact"));
+        }
+    }
+
+    @Test
     void shouldNotFreeNewSlotsWhenCompletionsFromBeforeResetArePolled() {
         try (Loopback pair = Loopback.open(new Loopback.Options().depth(4, 2))) {
             pair.qpB.recv(1, sge(pair.mrB, 0, 8), 1);

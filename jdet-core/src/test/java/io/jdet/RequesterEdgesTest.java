@@ -75,14 +75,29 @@ class RequesterEdgesTest {
     }
 
     @Test
-    void aDisconnectNamesTheFirstRequestNotAcknowledged() {
+    void aDisconnectNamesTheRequestAfterTheLastSent() {
         try (HostileSetup s = new HostileSetup()) {
             final int first = s.postSend(1, 0);
             final int second = s.postSend(2, 0);
             s.peer.control(Frame.OP_ACK).reqAck(first).send();
             s.expectCompletion(1, WcStatus.SUCCESS);
             s.qp().close();
-            // RFC 5961: the peer obeys only the exact next request it expects, which is the second if it got it.
+            // RFC 5961: the peer obeys only the exact next request it expects; it got the second, unacknowledged.
+            assertEquals(second + 1, s.peer.expect(Frame.OP_DISCONNECT).seq());
+            s.assertNoEngineErrors();
+        }
+    }
+
+    @Test
+    void aDisconnectWhileRequestsAreSentAgainNamesTheFirstNotAcknowledged() {
+        try (HostileSetup s = new HostileSetup(new Configuration().rnrDelayUs(1_000_000))) {
+            final int first = s.postSend(1, 0);
+            final int second = s.postSend(2, 0);
+            s.peer.control(Frame.OP_ACK).reqAck(first).send();
+            s.expectCompletion(1, WcStatus.SUCCESS);
+            s.peer.nak(second, Frame.NAK_RNR, 0); // the peer lacks the second until it is sent again
+            Tests.await("the receiver-not-ready NAK taken", () -> s.counter("rnr.naks.received") == 1);
+            s.qp().close();
             assertEquals(second, s.peer.expect(Frame.OP_DISCONNECT).seq());
             s.assertNoEngineErrors();
         }

@@ -45,6 +45,27 @@ class UnknownTrafficTest {
     }
 
     @Test
+    void aQueuePairDestroyedWhileConnectedIsAnsweredAsDestroyedToItsPeerOnly() {
+        // The peer missed the destroy's DISCONNECT (lost, or inexact because frames were in flight): its next
+        // request learns QP_DESTROYED, what that DISCONNECT said, not INVALID_QP. Anyone else, a stranger's
+        // queue pair at the same address included, still gets INVALID_QP.
+        try (HostileSetup s = new HostileSetup()) {
+            final int gone = s.qp().number();
+            s.qp().close();
+            assertEquals(EventCode.QP_DESTROYED.code(), s.peer.expect(Frame.OP_DISCONNECT).key());
+            s.peer.request(Frame.OP_SEND).reqAck(41).payload(new byte[8]).send();
+            final HostilePeer.Received reply = s.peer.expect(Frame.OP_DISCONNECT);
+            assertEquals(EventCode.QP_DESTROYED.code(), reply.key(), reply.toString());
+            assertEquals(42, reply.seq(), "the request ack of the frame it answers, plus one");
+            assertEquals(gone, reply.srcQp());
+            s.peer.request(Frame.OP_SEND).src(HostilePeer.QP_NUMBER + 1).reqAck(41).payload(new byte[8]).send();
+            final HostilePeer.Received stranger = s.peer.expect(Frame.OP_DISCONNECT);
+            assertEquals(EventCode.INVALID_QP.code(), stranger.key(), stranger.toString());
+            assertEquals(2, s.counter("rx.unknown_qp"));
+        }
+    }
+
+    @Test
     void controlFramesForAnUnknownQueuePairAreNeverAnswered() {
         try (HostileSetup s = new HostileSetup()) {
             s.peer.aimAt(UNKNOWN_QP);

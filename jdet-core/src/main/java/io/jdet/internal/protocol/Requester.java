@@ -98,13 +98,15 @@ public final class Requester implements OrderedStream {
     }
 
     /**
-     * The first request not yet acknowledged: what the peer expects next when every acknowledged request arrived
-     * and the rest did not (after a failure, the likely case); when all were acknowledged, exactly it. A DISCONNECT
-     * carries it (RFC 5961's exact match); a peer that expects another answers with a challenge ACK, whose echo
-     * then makes the repeated DISCONNECT exact.
+     * The request the peer most likely expects next, which a DISCONNECT carries (RFC 5961's exact match). While
+     * requests are being sent again (a receiver-not-ready NAK, a NAK or a timeout sent this side back), it is the
+     * first one not acknowledged: the peer lacks it. Otherwise it is the one after the last sent: on a working link
+     * the frames in flight have arrived by the time a DISCONNECT sent after them does, so unacknowledged
+     * unsignaled requests do not make it inexact. When every request is acknowledged the two agree. A peer that
+     * expects another answers with a challenge ACK, whose echo then makes a repeated DISCONNECT exact.
      */
     public int nextRequestSeq() {
-        return lastAcked + 1;
+        return after(txSeq, highestSent) ? highestSent + 1 : lastAcked + 1;
     }
 
     /**

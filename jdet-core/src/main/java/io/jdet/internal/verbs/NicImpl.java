@@ -86,6 +86,8 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
     public final ReentrantLock lock;
     final KeyTable keys = new KeyTable();
     public final KeyTable qpTable = new KeyTable();
+    /** Queue pairs destroyed lately while connected, and to whom (engine lock). */
+    final DestroyedQps destroyedQps = new DestroyedQps();
     final List<PdImpl> pds = new ArrayList<>();
     final List<CqImpl> cqs = new ArrayList<>();
     final List<QpImpl> qps = new ArrayList<>();
@@ -735,7 +737,11 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
                 // At most a rate-limited trickle of replies, each no larger than the frame it answers: a spoofed
                 // flood cannot be reflected. The reply echoes the frame's ack, so only its true sender obeys it.
                 if (unknownReplies.tryTake(rxNow)) {
-                    sendDisconnect(peer, Frame.srcQp(f), dst, EventCode.INVALID_QP.code(), null, Frame.reqAck(f) + 1);
+                    // A queue pair destroyed while connected to that sender says so again, should its DISCONNECT
+                    // have been lost or inexact: the peer then ends as it would have, not with INVALID_QP.
+                    final int code = destroyedQps.contains(dst, peer, Frame.srcQp(f))
+                        ? EventCode.QP_DESTROYED.code() : EventCode.INVALID_QP.code();
+                    sendDisconnect(peer, Frame.srcQp(f), dst, code, null, Frame.reqAck(f) + 1);
                 } else {
                     counters.repliesLimited++;
                 }

@@ -948,6 +948,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             }
             if (state == QpState.CONNECTED) {
                 nic.sendDisconnect(remotePeer, remoteQpNum, number, EventCode.QP_DESTROYED.code(), this);
+                nic.destroyedQps.add(number, remotePeer, remoteQpNum);
             }
             if (state != QpState.ERROR) {
                 state = QpState.ERROR;
