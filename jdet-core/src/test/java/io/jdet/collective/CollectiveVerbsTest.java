@@ -8,6 +8,7 @@ import io.jdet.ReduceOp;
 import io.jdet.ReduceType;
 import io.jdet.WcType;
 import io.jdet.WorkCompletion;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -99,6 +100,44 @@ class CollectiveVerbsTest {
             allreduce(g, ReduceOp.MIN, ReduceType.FLOAT64, 2 * p + 1);
             reduce(g, p / 2, ReduceOp.MAX, ReduceType.INT64, p + 1);
             inFlight(g);
+        }
+    }
+
+    @Test
+    void segmentsInsideLargerRegionsMoveOnlyTheirBytes() {
+        // Each member's source and destination lie 24 bytes into one region, between guard bytes: the group
+        // keeps the region's memory and the segment's offset in it, and must touch exactly the segment.
+        final int p = 3;
+        final int n = 40;
+        final int guard = 24;
+        try (Group g = new Group(p, tuning(p, "mpich")).joined()) {
+            final MemoryRegion[] mr = new MemoryRegion[p];
+            for (int i = 0; i < p; i++) {
+                mr[i] = g.region(i, guard + n + guard + (long) n * p + guard);
+                mr[i].segment().fill((byte) 0x3C);
+                fill(mr[i].segment(), guard, n, i, 0);
+            }
+            for (int i = 0; i < p; i++) {
+                g.cos[i].allgather(30, Group.ds(mr[i], guard, n), Group.ds(mr[i], 2 * guard + n, n * p), 0);
+            }
+            g.expectAll(WcType.ALLGATHER, n * p);
+            for (int i = 0; i < p; i++) {
+                g.cos[i].bcast(31, 1, Group.ds(mr[i], guard, n), 0);
+            }
+            g.expectAll(WcType.BCAST, n);
+            for (int i = 0; i < p; i++) {
+                final MemorySegment m = mr[i].segment();
+                check(m, guard, n, 1, 0, "bcast at " + i);
+                for (int j = 0; j < p; j++) {
+                    check(m, 2 * guard + n + (long) j * n, n, j, 0, "allgather at " + i);
+                }
+                for (final long[] span : new long[][] {{0, guard}, {guard + n, 2 * guard + n},
+                    {2 * guard + n + (long) n * p, m.byteSize()}}) {
+                    for (long k = span[0]; k < span[1]; k++) {
+                        assertEquals((byte) 0x3C, m.get(ValueLayout.JAVA_BYTE, k), "guard byte " + k + " at " + i);
+                    }
+                }
+            }
         }
     }
 

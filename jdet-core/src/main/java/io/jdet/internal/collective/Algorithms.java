@@ -20,39 +20,67 @@ final class Algorithms {
     private final int p;
     private final CollectiveTuning t;
     private final Scratch scratch;
+    /** The allgather's blocks (buffer, offset, length per member) and the allreduce's chunk offsets, reused. */
+    private final int[] blockBuf;
+    private final long[] blockOff;
+    private final long[] blockLen;
+    private final long[] chunkOff;
 
-    private Algorithms(final Schedule s, final int rank, final int size, final CollectiveTuning t,
-                       final Scratch scratch) {
+    /**
+     * A member's schedule builder, made once per group and reused for every collective, so that building a
+     * schedule allocates nothing.
+     *
+     * @param s       the schedule it fills
+     * @param rank    the member's rank
+     * @param size    the group's size
+     * @param t       the switch points
+     * @param scratch where scratch memory comes from
+     */
+    Algorithms(final Schedule s, final int rank, final int size, final CollectiveTuning t, final Scratch scratch) {
         this.s = s;
         this.r = rank;
         this.p = size;
         this.t = t;
         this.scratch = scratch;
+        this.blockBuf = new int[size];
+        this.blockOff = new long[size];
+        this.blockLen = new long[size];
+        this.chunkOff = new long[size + 1];
     }
 
+    /** Builds one collective into a fresh schedule (for tests; a group keeps its {@link Algorithms}). */
     static void build(final Schedule s, final Request q, final int rank, final int size, final CollectiveTuning t,
                       final Scratch scratch) {
+        new Algorithms(s, rank, size, t, scratch).build(q);
+    }
+
+    /**
+     * Replaces the schedule's contents with one collective's rounds.
+     *
+     * @param q the collective
+     * @throws IllegalStateException for a type that has no schedule
+     */
+    void build(final Request q) {
         s.reset();
-        final Algorithms a = new Algorithms(s, rank, size, t, scratch);
         switch (q.type) {
-            case BARRIER -> a.barrier();
-            case BCAST -> a.bcast(q);
-            case SCATTER -> a.scatter(q);
-            case SCATTERV -> a.scatterv(q);
-            case GATHER -> a.gather(q);
-            case GATHERV -> a.gatherv(q);
-            case ALLGATHER, ALLGATHERV -> a.allgather(q);
-            case ALLTOALL -> a.alltoall(q);
-            case ALLTOALLV -> a.alltoallv(q);
-            case ALLREDUCE -> a.allreduce(q);
-            case REDUCE -> a.reduce(q);
+            case BARRIER -> barrier();
+            case BCAST -> bcast(q);
+            case SCATTER -> scatter(q);
+            case SCATTERV -> scatterv(q);
+            case GATHER -> gather(q);
+            case GATHERV -> gatherv(q);
+            case ALLGATHER, ALLGATHERV -> allgather(q);
+            case ALLTOALL -> alltoall(q);
+            case ALLTOALLV -> alltoallv(q);
+            case ALLREDUCE -> allreduce(q);
+            case REDUCE -> reduce(q);
             default -> throw new IllegalStateException("no schedule for " + q.type);
         }
         s.finish();
     }
 
     private int buf(final Buf b) {
-        return s.buffer(b.seg(), b.addr(), b.key());
+        return s.buffer(b.region(), b.offset(), b.addr(), b.key());
     }
 
     private int abs(final int relative, final int root) {
@@ -256,9 +284,10 @@ final class Algorithms {
     // ------------------------------------------------------------------ allgather
 
     private void allgather(final Request q) {
-        final int[] bb = new int[p];
-        final long[] bo = new long[p];
-        final long[] bl = new long[p];
+        final int[] bb = blockBuf;
+        final long[] bo = blockOff;
+        final long[] bl = blockLen;
+        java.util.Arrays.fill(bo, 0);
         long total = 0;
         if (q.dstV == null) {
             final int d = buf(q.dst);
@@ -421,7 +450,7 @@ final class Algorithms {
             }
             return;
         }
-        final long[] off = new long[p + 1];
+        final long[] off = chunkOff;
         for (int c = 0; c < p; c++) {
             off[c + 1] = off[c] + 8 * (count / p + (c < count % p ? 1 : 0));
         }

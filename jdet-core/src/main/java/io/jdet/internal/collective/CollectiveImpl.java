@@ -19,6 +19,7 @@ import io.jdet.WcType;
 import io.jdet.WorkCompletion;
 import io.jdet.WrFlags;
 import io.jdet.internal.verbs.CqImpl;
+import io.jdet.internal.verbs.MrImpl;
 import io.jdet.internal.verbs.PdImpl;
 
 import java.lang.foreign.Arena;
@@ -59,6 +60,12 @@ public final class CollectiveImpl implements Collective {
     private final List<AutoCloseable> resources = new ArrayList<>();
 
     private final ArrayDeque<Request> queue = new ArrayDeque<>();
+    /** Requests whose collectives completed, for the next posts to reuse (under {@link #lock}). */
+    private final ArrayDeque<Request> spare = new ArrayDeque<>();
+    /** What {@link Algorithms} asks for scratch memory: made once, not at every collective. */
+    private final Algorithms.Scratch scratchSource = this::scratch;
+    /** Builds each collective's schedule; made at the first, once the rank and size are known. */
+    private Algorithms algorithms;
     private Request current;
     private final Schedule schedule = new Schedule();
     private int ordinal;
@@ -158,7 +165,7 @@ public final class CollectiveImpl implements Collective {
         checkRoot(root);
         q.root = root;
         q.dst = resolve(required(segment, "segment"), root == rank ? Access.LOCAL_READ : Access.LOCAL_WRITE,
-            "segment");
+            "segment", q.dstHeld);
         q.length = q.dst.length();
         enqueue(q);
     }
@@ -170,20 +177,20 @@ public final class CollectiveImpl implements Collective {
         checkRoot(root);
         q.root = root;
         if (rank == root) {
-            q.src = resolve(required(src, "src"), Access.LOCAL_READ, "src");
+            q.src = resolve(required(src, "src"), Access.LOCAL_READ, "src", q.srcHeld);
             if (q.src.length() % size != 0) {
                 throw new DetException(Errno.EINVAL, "source length " + q.src.length() + " does not divide by "
                     + size);
             }
             if (dst != null) {
-                q.dst = resolve(dst, Access.LOCAL_WRITE, "dst");
+                q.dst = resolve(dst, Access.LOCAL_WRITE, "dst", q.dstHeld);
                 if (q.dst.length() != q.src.length() / size) {
                     throw new DetException(Errno.EINVAL, "destination is not one block long");
                 }
             }
             q.length = q.src.length();
         } else {
-            q.dst = resolve(required(dst, "dst"), Access.LOCAL_WRITE, "dst");
+            q.dst = resolve(required(dst, "dst"), Access.LOCAL_WRITE, "dst", q.dstHeld);
             q.length = q.dst.length();
         }
         enqueue(q);
@@ -196,11 +203,11 @@ public final class CollectiveImpl implements Collective {
         checkRoot(root);
         q.root = root;
         if (rank == root) {
-            q.srcV = resolveAll(src, Access.LOCAL_READ, "src", true);
-            q.dst = dst == null ? null : resolve(dst, Access.LOCAL_WRITE, "dst");
+            q.srcV = resolveAll(src, Access.LOCAL_READ, "src", true, q, true);
+            q.dst = dst == null ? null : resolve(dst, Access.LOCAL_WRITE, "dst", q.dstHeld);
             q.length = sum(q.srcV);
         } else {
-            q.dst = resolve(required(dst, "dst"), Access.LOCAL_WRITE, "dst");
+            q.dst = resolve(required(dst, "dst"), Access.LOCAL_WRITE, "dst", q.dstHeld);
             q.length = q.dst.length();
         }
         enqueue(q);
@@ -213,20 +220,20 @@ public final class CollectiveImpl implements Collective {
         checkRoot(root);
         q.root = root;
         if (rank == root) {
-            q.dst = resolve(required(dst, "dst"), Access.LOCAL_WRITE, "dst");
+            q.dst = resolve(required(dst, "dst"), Access.LOCAL_WRITE, "dst", q.dstHeld);
             if (q.dst.length() % size != 0) {
                 throw new DetException(Errno.EINVAL, "destination length " + q.dst.length()
                     + " does not divide by " + size);
             }
             if (src != null) {
-                q.src = resolve(src, Access.LOCAL_READ, "src");
+                q.src = resolve(src, Access.LOCAL_READ, "src", q.srcHeld);
                 if (q.src.length() != q.dst.length() / size) {
                     throw new DetException(Errno.EINVAL, "source is not one block long");
                 }
             }
             q.length = q.dst.length();
         } else {
-            q.src = resolve(required(src, "src"), Access.LOCAL_READ, "src");
+            q.src = resolve(required(src, "src"), Access.LOCAL_READ, "src", q.srcHeld);
             q.length = q.src.length();
         }
         enqueue(q);
@@ -239,11 +246,11 @@ public final class CollectiveImpl implements Collective {
         checkRoot(root);
         q.root = root;
         if (rank == root) {
-            q.dstV = resolveAll(dst, Access.LOCAL_WRITE, "dst", true);
-            q.src = src == null ? null : resolve(src, Access.LOCAL_READ, "src");
+            q.dstV = resolveAll(dst, Access.LOCAL_WRITE, "dst", true, q, false);
+            q.src = src == null ? null : resolve(src, Access.LOCAL_READ, "src", q.srcHeld);
             q.length = sum(q.dstV);
         } else {
-            q.src = resolve(required(src, "src"), Access.LOCAL_READ, "src");
+            q.src = resolve(required(src, "src"), Access.LOCAL_READ, "src", q.srcHeld);
             q.length = q.src.length();
         }
         enqueue(q);
@@ -252,13 +259,13 @@ public final class CollectiveImpl implements Collective {
     @Override
     public void allgather(final long id, final DataSegment src, final DataSegment dst, final int flags) {
         final Request q = request(WcType.ALLGATHER, id, flags);
-        q.dst = resolve(required(dst, "dst"), Access.LOCAL_WRITE | Access.LOCAL_READ, "dst");
+        q.dst = resolve(required(dst, "dst"), Access.LOCAL_WRITE | Access.LOCAL_READ, "dst", q.dstHeld);
         if (q.dst.length() % size != 0) {
             throw new DetException(Errno.EINVAL, "destination length " + q.dst.length() + " does not divide by "
                 + size);
         }
         if (src != null) {
-            q.src = resolve(src, Access.LOCAL_READ, "src");
+            q.src = resolve(src, Access.LOCAL_READ, "src", q.srcHeld);
             if (q.src.length() != q.dst.length() / size) {
                 throw new DetException(Errno.EINVAL, "source is not one block long");
             }
@@ -270,9 +277,9 @@ public final class CollectiveImpl implements Collective {
     @Override
     public void allgatherv(final long id, final DataSegment src, final DataSegment[] dst, final int flags) {
         final Request q = request(WcType.ALLGATHERV, id, flags);
-        q.dstV = resolveAll(dst, Access.LOCAL_WRITE | Access.LOCAL_READ, "dst", false);
+        q.dstV = resolveAll(dst, Access.LOCAL_WRITE | Access.LOCAL_READ, "dst", false, q, false);
         if (src != null) {
-            q.src = resolve(src, Access.LOCAL_READ, "src");
+            q.src = resolve(src, Access.LOCAL_READ, "src", q.srcHeld);
             if (q.src.length() != q.dstV[rank].length()) {
                 throw new DetException(Errno.EINVAL, "source length differs from dst[rank]");
             }
@@ -284,8 +291,8 @@ public final class CollectiveImpl implements Collective {
     @Override
     public void alltoall(final long id, final DataSegment src, final DataSegment dst, final int flags) {
         final Request q = request(WcType.ALLTOALL, id, flags);
-        q.src = resolve(required(src, "src"), Access.LOCAL_READ, "src");
-        q.dst = resolve(required(dst, "dst"), Access.LOCAL_WRITE, "dst");
+        q.src = resolve(required(src, "src"), Access.LOCAL_READ, "src", q.srcHeld);
+        q.dst = resolve(required(dst, "dst"), Access.LOCAL_WRITE, "dst", q.dstHeld);
         if (q.src.length() != q.dst.length() || q.src.length() % size != 0) {
             throw new DetException(Errno.EINVAL, "lengths " + q.src.length() + " and " + q.dst.length()
                 + " must be equal and divide by " + size);
@@ -297,8 +304,8 @@ public final class CollectiveImpl implements Collective {
     @Override
     public void alltoallv(final long id, final DataSegment[] src, final DataSegment[] dst, final int flags) {
         final Request q = request(WcType.ALLTOALLV, id, flags);
-        q.srcV = resolveAll(src, Access.LOCAL_READ, "src", false);
-        q.dstV = resolveAll(dst, Access.LOCAL_WRITE, "dst", false);
+        q.srcV = resolveAll(src, Access.LOCAL_READ, "src", false, q, true);
+        q.dstV = resolveAll(dst, Access.LOCAL_WRITE, "dst", false, q, false);
         q.length = sum(q.dstV);
         enqueue(q);
     }
@@ -308,8 +315,8 @@ public final class CollectiveImpl implements Collective {
                           final ReduceType type, final int flags) {
         final Request q = request(WcType.ALLREDUCE, id, flags);
         reduction(q, op, type);
-        q.dst = resolve(required(dst, "dst"), Access.LOCAL_WRITE | Access.LOCAL_READ, "dst");
-        q.src = src == null ? null : resolve(src, Access.LOCAL_READ, "src");
+        q.dst = resolve(required(dst, "dst"), Access.LOCAL_WRITE | Access.LOCAL_READ, "dst", q.dstHeld);
+        q.src = src == null ? null : resolve(src, Access.LOCAL_READ, "src", q.srcHeld);
         checkElements(q);
         enqueue(q);
     }
@@ -322,10 +329,10 @@ public final class CollectiveImpl implements Collective {
         reduction(q, op, type);
         q.root = root;
         if (rank == root) {
-            q.dst = resolve(required(dst, "dst"), Access.LOCAL_WRITE | Access.LOCAL_READ, "dst");
-            q.src = src == null ? null : resolve(src, Access.LOCAL_READ, "src");
+            q.dst = resolve(required(dst, "dst"), Access.LOCAL_WRITE | Access.LOCAL_READ, "dst", q.dstHeld);
+            q.src = src == null ? null : resolve(src, Access.LOCAL_READ, "src", q.srcHeld);
         } else {
-            q.src = resolve(required(src, "src"), Access.LOCAL_READ, "src");
+            q.src = resolve(required(src, "src"), Access.LOCAL_READ, "src", q.srcHeld);
         }
         checkElements(q);
         enqueue(q);
@@ -351,11 +358,17 @@ public final class CollectiveImpl implements Collective {
             throw new DetException(Errno.ENOTCONN, s == State.FAILED ? "the group failed: " + failure
                 : "the group is not joined");
         }
-        final Request q = new Request();
-        q.type = type;
-        q.id = id;
-        q.flags = flags;
-        return q;
+        Request q;
+        lock.lock();
+        try {
+            q = spare.poll();
+        } finally {
+            lock.unlock();
+        }
+        if (q == null) {
+            q = new Request(); // until the group's depth of them exist; a post that fails checks drops its own
+        }
+        return q.reset(type, id, flags);
     }
 
     private void checkRoot(final int root) {
@@ -371,30 +384,32 @@ public final class CollectiveImpl implements Collective {
         return ds;
     }
 
-    private Buf resolve(final DataSegment ds, final int access, final String what) {
-        MemorySegment seg = null;
-        if ((access & Access.LOCAL_READ) != 0) {
-            seg = pd.resolve(ds, Access.LOCAL_READ, what);
-        }
-        if ((access & Access.LOCAL_WRITE) != 0) {
-            seg = pd.resolve(ds, Access.LOCAL_WRITE, what);
-        }
-        return new Buf(seg, ds.address(), ds.lKey());
+    /** Checks a segment and fills {@code into} with it. */
+    private Buf resolve(final DataSegment ds, final int access, final String what, final Buf into) {
+        return resolve(ds, access, what, -1, into);
     }
 
-    private Buf[] resolveAll(final DataSegment[] ds, final int access, final String what, final boolean ownMayBeNull) {
+    /** Checks member {@code index}'s segment of a vector (or a lone segment, index -1) and fills {@code into}. */
+    private Buf resolve(final DataSegment ds, final int access, final String what, final int index, final Buf into) {
+        final MrImpl mr = pd.region(ds, access, what, index);
+        return into.set(mr.segment(), ds.address() - mr.address(), ds.address(), ds.length(), ds.lKey());
+    }
+
+    private Buf[] resolveAll(final DataSegment[] ds, final int access, final String what, final boolean ownMayBeNull,
+                             final Request q, final boolean source) {
         if (ds == null || ds.length != size) {
             throw new DetException(Errno.EINVAL, what + " must hold one segment per member (" + size + ")");
         }
-        final Buf[] out = new Buf[size];
+        final Buf[] out = source ? q.srcVector(size) : q.dstVector(size);
         for (int i = 0; i < size; i++) {
             if (ds[i] == null) {
                 if (ownMayBeNull && i == rank) {
+                    out[i] = null;
                     continue;
                 }
                 throw new DetException(Errno.EINVAL, what + "[" + i + "] is null");
             }
-            out[i] = resolve(ds[i], access, what + "[" + i + "]");
+            out[i] = resolve(ds[i], access, what, i, source ? q.srcBuf(i) : q.dstBuf(i));
         }
         return out;
     }
@@ -576,6 +591,7 @@ public final class CollectiveImpl implements Collective {
                     cq.completeCollective(done.id, WcStatus.SUCCESS, done.type, (int) Math.min(done.length,
                         Integer.MAX_VALUE));
                 }
+                spare.add(done.reset(null, 0, 0)); // forgets the caller's memory until reused
                 continue;
             }
             startRound(round);
@@ -585,7 +601,10 @@ public final class CollectiveImpl implements Collective {
     private void start(final Request q, final long now) {
         current = q;
         ordinal++;
-        Algorithms.build(schedule, q, rank, size, tuning, this::scratch);
+        if (algorithms == null) {
+            algorithms = new Algorithms(schedule, rank, size, tuning, scratchSource); // rank and size are final now
+        }
+        algorithms.build(q);
         round = 0;
         recvsPending = 0;
         sendOpsPending = 0;
@@ -642,7 +661,7 @@ public final class CollectiveImpl implements Collective {
             scratchArena = Arena.ofShared();
             scratchMr = pd.regMr(scratchArena.allocate(grown, 64), Access.LOCAL_READ | Access.LOCAL_WRITE);
         }
-        return s.buffer(scratchMr.segment(), scratchMr.address(), scratchMr.lKey());
+        return s.buffer(scratchMr.segment(), 0, scratchMr.address(), scratchMr.lKey());
     }
 
     // ------------------------------------------------------------------ failure and close

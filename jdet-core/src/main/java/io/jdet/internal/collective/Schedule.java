@@ -7,7 +7,9 @@ import java.util.Arrays;
  * One collective as rounds of operations, kept in growable primitive arrays so that a group reuses one schedule.
  * A round's sends and receives run concurrently; its local copies and reductions run once every transfer of the
  * round is done (received, and sent and acknowledged), so a reduction never changes bytes a send still reads.
- * A message is a list of blocks (buffer, offset, length), gathered when sent and scattered when received.
+ * A message is a list of blocks (buffer, offset, length), gathered when sent and scattered when received. A buffer
+ * is a caller's segment inside its region's memory: the offsets callers give are from the segment's start, and a
+ * block keeps its offset in the region's memory ({@link #blockOff}), which {@link #segs} holds.
  */
 final class Schedule {
     static final byte SEND = 0;
@@ -15,9 +17,11 @@ final class Schedule {
     static final byte COPY = 2;
     static final byte REDUCE = 3;
 
+    /** Each buffer's region memory, that memory's address, and the buffer's local key and start in that memory. */
     MemorySegment[] segs = new MemorySegment[8];
     long[] addrs = new long[8];
     int[] keys = new int[8];
+    private long[] starts = new long[8];
     int buffers;
 
     int[] blockBuf = new int[32];
@@ -44,15 +48,26 @@ final class Schedule {
         roundStart[0] = 0;
     }
 
-    int buffer(final MemorySegment seg, final long address, final int key) {
+    /**
+     * Adds a buffer.
+     *
+     * @param region  the memory of the region the buffer lies in
+     * @param start   where the buffer starts in it
+     * @param address the buffer's address
+     * @param key     its local key
+     * @return the buffer's index
+     */
+    int buffer(final MemorySegment region, final long start, final long address, final int key) {
         if (buffers == segs.length) {
             segs = Arrays.copyOf(segs, buffers * 2);
             addrs = Arrays.copyOf(addrs, buffers * 2);
             keys = Arrays.copyOf(keys, buffers * 2);
+            starts = Arrays.copyOf(starts, buffers * 2);
         }
-        segs[buffers] = seg;
-        addrs[buffers] = address;
+        segs[buffers] = region;
+        addrs[buffers] = address - start;
         keys[buffers] = key;
+        starts[buffers] = start;
         return buffers++;
     }
 
@@ -94,7 +109,8 @@ final class Schedule {
         total[o] += len;
         if (count[o] > 0) {
             final int b = blocks - 1;
-            if (blockBuf[b] == buf && blockOff[b] + blockLen[b] == off && blockLen[b] + len <= Integer.MAX_VALUE) {
+            if (blockBuf[b] == buf && blockOff[b] + blockLen[b] == starts[buf] + off
+                && blockLen[b] + len <= Integer.MAX_VALUE) {
                 blockLen[b] += (int) len;
                 return this;
             }
@@ -112,7 +128,7 @@ final class Schedule {
             blockLen = Arrays.copyOf(blockLen, n);
         }
         blockBuf[blocks] = buf;
-        blockOff[blocks] = off;
+        blockOff[blocks] = starts[buf] + off;
         blockLen[blocks] = (int) len;
         blocks++;
     }

@@ -89,37 +89,47 @@ public final class PdImpl implements ProtectionDomain {
     }
 
     /**
-     * Resolves one caller segment to the memory it names, with the checks a post makes (for the collectives of
-     * {@code io.jdet.internal.collective}, which validate every segment before a work request takes a slot).
+     * Checks one caller segment as a post does and finds the region it lies in (for the collectives of
+     * {@code io.jdet.internal.collective}, which validate every segment before a work request takes a slot, and
+     * keep the region's memory and the segment's offset in it rather than a slice, so that a post allocates
+     * nothing).
      *
      * @param ds     the segment
-     * @param access LOCAL_READ to read from it, LOCAL_WRITE to write into it
-     * @param what   names the segment in the error message
-     * @return the bytes the segment names
+     * @param access LOCAL_READ to read from it, LOCAL_WRITE to write into it, or both
+     * @param name   names the segment in the error message
+     * @param index  the segment's place in a vector of them, named in the message too, or -1
+     * @return the region; the segment starts {@code ds.address() - region.address()} bytes into its memory
      * @throws DetException ENXIO for an unknown key; EPERM for a region in another domain; ERANGE outside the
      *                      region; EACCES without the right
      */
-    public MemorySegment resolve(final DataSegment ds, final int access, final String what) {
+    public MrImpl region(final DataSegment ds, final int access, final String name, final int index) {
         nic.lock.lock();
         try {
             final MrImpl mr = nic.localRegion(ds.lKey());
             if (mr == null) {
-                throw new DetException(Errno.ENXIO, what + ": invalid local key 0x" + Integer.toHexString(ds.lKey()));
+                throw new DetException(Errno.ENXIO, named(name, index) + ": invalid local key 0x"
+                    + Integer.toHexString(ds.lKey()));
             }
             if (mr.pd != this) {
-                throw new DetException(Errno.EPERM, what + ": region in another protection domain");
+                throw new DetException(Errno.EPERM, named(name, index) + ": region in another protection domain");
             }
             if (ds.length() < 0 || !mr.contains(ds.address(), ds.length())) {
-                throw new DetException(Errno.ERANGE, what + " lies outside its region");
+                throw new DetException(Errno.ERANGE, named(name, index) + " lies outside its region");
             }
-            if ((mr.access & access) != access) {
-                throw new DetException(Errno.EACCES, what + ": region lacks "
-                    + (access == Access.LOCAL_WRITE ? "LOCAL_WRITE" : "LOCAL_READ"));
+            final int missing = access & ~mr.access;
+            if (missing != 0) {
+                throw new DetException(Errno.EACCES, named(name, index) + ": region lacks "
+                    + ((missing & Access.LOCAL_READ) != 0 ? "LOCAL_READ" : "LOCAL_WRITE"));
             }
-            return mr.segment.asSlice(ds.address() - mr.address, ds.length());
+            return mr;
         } finally {
             nic.lock.unlock();
         }
+    }
+
+    /** A segment's name in a message, built only when one is thrown. */
+    private static String named(final String name, final int index) {
+        return index < 0 ? name : name + "[" + index + "]";
     }
 
     void checkOpen() {

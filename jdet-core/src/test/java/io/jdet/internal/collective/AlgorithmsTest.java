@@ -28,19 +28,46 @@ class AlgorithmsTest {
         64, 512, 2, 96, 512, 8, 32, 2, 64, 512);
     private static final CollectiveTuning[] TUNINGS = {CollectiveTuning.DEFAULT, SMALL};
 
+    /** How far into its region every test buffer starts, and how much lies after it. */
+    private static final int PAD = 24;
+    private static final byte PAD_FILL = 0x3C;
+
     private final Arena arena = Arena.ofConfined();
+    private final java.util.List<MemorySegment> pads = new java.util.ArrayList<>();
 
     @AfterEach
     void close() {
-        arena.close();
+        try {
+            for (final MemorySegment region : pads) {
+                for (long i = 0; i < PAD; i++) {
+                    assertEquals(PAD_FILL, region.get(ValueLayout.JAVA_BYTE, i), "before a buffer, byte " + i);
+                    assertEquals(PAD_FILL, region.get(ValueLayout.JAVA_BYTE, region.byteSize() - 1 - i),
+                        "after a buffer, byte " + i + " from the end");
+                }
+            }
+        } finally {
+            arena.close();
+        }
     }
 
     // ------------------------------------------------------------------ helpers
 
+    /**
+     * A buffer of {@code bytes} that starts {@link #PAD} bytes into its region, as a caller's segment inside a
+     * larger registration does; the pad on both sides is filled with 0x3C, which no algorithm may write.
+     */
     private Buf buf(final long bytes) {
-        final MemorySegment seg = arena.allocate(Math.max(bytes, 1), 8).asSlice(0, bytes);
-        seg.fill((byte) 0x77);
-        return new Buf(seg, seg.address(), 0);
+        final MemorySegment region = arena.allocate(bytes + 2 * PAD, 8);
+        region.fill(PAD_FILL);
+        final Buf b = new Buf().set(region, PAD, region.address() + PAD, bytes, 0);
+        view(b).fill((byte) 0x77);
+        pads.add(region);
+        return b;
+    }
+
+    /** The bytes a buffer names. */
+    private static MemorySegment view(final Buf b) {
+        return b.region().asSlice(b.offset(), b.length());
     }
 
     /** A member's own bytes: differ by member, by position, and from the 0x77 and 0x5A fill. */
@@ -51,7 +78,7 @@ class AlgorithmsTest {
     private Buf data(final int rank, final long bytes) {
         final Buf b = buf(bytes);
         for (long i = 0; i < bytes; i++) {
-            b.seg().set(ValueLayout.JAVA_BYTE, i, datum(rank, i));
+            view(b).set(ValueLayout.JAVA_BYTE, i, datum(rank, i));
         }
         return b;
     }
@@ -119,7 +146,7 @@ class AlgorithmsTest {
         }
         final ScheduleRunner g = ScheduleRunner.run(q, t, arena);
         for (int r = 0; r < p; r++) {
-            assertBytes(root, 0, dst[r].seg(), 0, n, "bcast of " + n + " from " + root + " of " + p + " at " + r);
+            assertBytes(root, 0, view(dst[r]), 0, n, "bcast of " + n + " from " + root + " of " + p + " at " + r);
         }
         return g;
     }
@@ -182,7 +209,7 @@ class AlgorithmsTest {
                         ScheduleRunner.run(q, SMALL, arena);
                         for (int r = 0; r < p; r++) {
                             if (dst[r] != null) {
-                                assertBytes(root, r * blk, dst[r].seg(), 0, blk, "scatter of " + p + " at " + r);
+                                assertBytes(root, r * blk, view(dst[r]), 0, blk, "scatter of " + p + " at " + r);
                             }
                         }
                     }
@@ -205,11 +232,11 @@ class AlgorithmsTest {
                         }
                         if (inPlace) {
                             final Buf own = data(root, blk);
-                            MemorySegment.copy(own.seg(), 0, dst.seg(), root * blk, blk);
+                            MemorySegment.copy(view(own), 0, view(dst), root * blk, blk);
                         }
                         ScheduleRunner.run(q, SMALL, arena);
                         for (int j = 0; j < p; j++) {
-                            assertBytes(j, 0, dst.seg(), j * blk, blk, "gather of " + p + " to " + root);
+                            assertBytes(j, 0, view(dst), j * blk, blk, "gather of " + p + " to " + root);
                         }
                     }
                 }
@@ -242,7 +269,7 @@ class AlgorithmsTest {
                     ScheduleRunner.run(q, SMALL, arena);
                     for (int r = 0; r < p; r++) {
                         if (dst[r] != null) {
-                            assertBytes(100 + r, 0, dst[r].seg(), 0, vlen(root, r), "scatterv at " + r);
+                            assertBytes(100 + r, 0, view(dst[r]), 0, vlen(root, r), "scatterv at " + r);
                         }
                     }
                 }
@@ -270,7 +297,7 @@ class AlgorithmsTest {
                     ScheduleRunner.run(q, SMALL, arena);
                     for (int j = 0; j < p; j++) {
                         if (dstV[j] != null) {
-                            assertBytes(j, 0, dstV[j].seg(), 0, vlen(root, j), "gatherv from " + j);
+                            assertBytes(j, 0, view(dstV[j]), 0, vlen(root, j), "gatherv from " + j);
                         }
                     }
                 }
@@ -287,14 +314,14 @@ class AlgorithmsTest {
             dst[r] = buf(p * blk);
             final Buf own = data(r, blk);
             if (inPlace) {
-                MemorySegment.copy(own.seg(), 0, dst[r].seg(), r * blk, blk);
+                MemorySegment.copy(view(own), 0, view(dst[r]), r * blk, blk);
             }
             q[r] = ScheduleRunner.request(WcType.ALLGATHER, 0, inPlace ? null : own, dst[r]);
         }
         final ScheduleRunner g = ScheduleRunner.run(q, t, arena);
         for (int r = 0; r < p; r++) {
             for (int j = 0; j < p; j++) {
-                assertBytes(j, 0, dst[r].seg(), j * blk, blk, "allgather of " + p + " x " + blk + " at " + r);
+                assertBytes(j, 0, view(dst[r]), j * blk, blk, "allgather of " + p + " x " + blk + " at " + r);
             }
         }
         return g;
@@ -339,7 +366,7 @@ class AlgorithmsTest {
                         }
                         final Buf own = data(r, vlen(r, 1) * 9);
                         if (inPlace) {
-                            MemorySegment.copy(own.seg(), 0, dstV[r][r].seg(), 0, own.length());
+                            MemorySegment.copy(view(own), 0, view(dstV[r][r]), 0, own.length());
                         }
                         q[r] = ScheduleRunner.request(WcType.ALLGATHERV, 0, inPlace ? null : own, null);
                         q[r].dstV = dstV[r];
@@ -347,7 +374,7 @@ class AlgorithmsTest {
                     ScheduleRunner.run(q, t, arena);
                     for (int r = 0; r < p; r++) {
                         for (int j = 0; j < p; j++) {
-                            assertBytes(j, 0, dstV[r][j].seg(), 0, vlen(j, 1) * 9, "allgatherv at " + r);
+                            assertBytes(j, 0, view(dstV[r][j]), 0, vlen(j, 1) * 9, "allgatherv at " + r);
                         }
                     }
                 }
@@ -399,7 +426,7 @@ class AlgorithmsTest {
         final ScheduleRunner g = ScheduleRunner.run(q, t, arena);
         for (int r = 0; r < p; r++) {
             for (int j = 0; j < p; j++) {
-                assertBytes(j, r * blk, dst[r].seg(), j * blk, blk, "alltoall of " + p + " x " + blk + " at " + r);
+                assertBytes(j, r * blk, view(dst[r]), j * blk, blk, "alltoall of " + p + " x " + blk + " at " + r);
             }
         }
         return g;
@@ -449,7 +476,7 @@ class AlgorithmsTest {
             ScheduleRunner.run(q, SMALL, arena);
             for (int r = 0; r < p; r++) {
                 for (int j = 0; j < p; j++) {
-                    assertBytes(j * 16 + r, 0, dstV[r][j].seg(), 0, vlen(j, r), "alltoallv at " + r + " from " + j);
+                    assertBytes(j * 16 + r, 0, view(dstV[r][j]), 0, vlen(j, r), "alltoallv at " + r + " from " + j);
                 }
             }
         }
@@ -469,9 +496,9 @@ class AlgorithmsTest {
         final Buf b = buf(count * 8L);
         for (int i = 0; i < count; i++) {
             if (type == ReduceType.INT64) {
-                b.seg().setAtIndex(ValueLayout.JAVA_LONG, i, element(rank, i));
+                view(b).setAtIndex(ValueLayout.JAVA_LONG, i, element(rank, i));
             } else {
-                b.seg().setAtIndex(ValueLayout.JAVA_DOUBLE, i, real(rank, i));
+                view(b).setAtIndex(ValueLayout.JAVA_DOUBLE, i, real(rank, i));
             }
         }
         return b;
@@ -493,7 +520,7 @@ class AlgorithmsTest {
                         case BXOR -> want ^ v;
                     };
                 }
-                assertEquals(want, got.seg().getAtIndex(ValueLayout.JAVA_LONG, i), what + ", element " + i);
+                assertEquals(want, view(got).getAtIndex(ValueLayout.JAVA_LONG, i), what + ", element " + i);
             } else {
                 double want = real(0, i);
                 for (int r = 1; r < p; r++) {
@@ -505,7 +532,7 @@ class AlgorithmsTest {
                         default -> throw new AssertionError(op);
                     };
                 }
-                assertEquals(want, got.seg().getAtIndex(ValueLayout.JAVA_DOUBLE, i), what + ", element " + i);
+                assertEquals(want, view(got).getAtIndex(ValueLayout.JAVA_DOUBLE, i), what + ", element " + i);
             }
         }
     }

@@ -54,7 +54,7 @@ final class ScheduleRunner {
                 if (scratch[0] == null || scratch[0].byteSize() < bytes) {
                     scratch[0] = arena.allocate(Math.max(bytes, 8), 8).fill((byte) 0x5A);
                 }
-                return s.buffer(scratch[0], scratch[0].address(), 0);
+                return s.buffer(scratch[0], 0, scratch[0].address(), 0);
             });
         }
     }

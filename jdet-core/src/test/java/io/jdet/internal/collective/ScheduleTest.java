@@ -16,8 +16,8 @@ class ScheduleTest {
     @Test
     void adjacentBlocksOfOneBufferMergeAndOthersDoNot() {
         final Schedule s = new Schedule();
-        final int a = s.buffer(A, 1000, 7);
-        final int b = s.buffer(B, 2000, 8);
+        final int a = s.buffer(A, 0, 1000, 7);
+        final int b = s.buffer(B, 0, 2000, 8);
         s.send(3).block(a, 0, 10).block(a, 10, 5).block(a, 20, 4).block(b, 24, 1).block(b, 25, 0).block(b, 25, 2);
         assertEquals(1, s.ops);
         assertEquals(Schedule.SEND, s.kind[0]);
@@ -39,9 +39,29 @@ class ScheduleTest {
     }
 
     @Test
+    void aBufferInsideItsRegionKeepsBlocksAtTheirPlaceInTheRegionAndTheRegionsAddress() {
+        // The buffer starts 16 bytes into region A, at address 1016: offsets given from its start land 16 further
+        // in A, and addrs[buf] + blockOff is still the block's address.
+        final Schedule s = new Schedule();
+        final int a = s.buffer(A, 16, 1016, 7);
+        final int whole = s.buffer(A, 0, 1000, 7);
+        s.send(1).block(a, 0, 8).block(whole, 24, 8).block(a, 4, 4);
+        s.copy(a, 2, whole, 40, 4);
+        assertEquals(16, s.blockOff[0]);
+        assertEquals(3, s.count[0], "a's 16-24 and the region's 24-32 are other buffers: not merged");
+        assertEquals(24, s.blockOff[1]);
+        assertEquals(20, s.blockOff[2]);
+        assertEquals(1000, s.addrs[a]);
+        assertEquals(1000 + 16, s.addrs[a] + s.blockOff[0]);
+        assertEquals(18, s.blockOff[s.first[1]]);
+        assertEquals(40, s.blockOff[s.first[1] + 1]);
+        assertSame(A, s.segs[a]);
+    }
+
+    @Test
     void aMessageDoesNotMergeIntoTheBlockOfThePreviousMessage() {
         final Schedule s = new Schedule();
-        final int a = s.buffer(A, 0, 0);
+        final int a = s.buffer(A, 0, 0, 0);
         s.send(1).block(a, 0, 8);
         s.recv(1).block(a, 8, 8);
         assertEquals(Schedule.RECV, s.kind[1]);
@@ -54,7 +74,7 @@ class ScheduleTest {
     @Test
     void aMergedBlockNeverGrowsPastTheLargestInt() {
         final Schedule s = new Schedule();
-        final int a = s.buffer(A, 0, 0);
+        final int a = s.buffer(A, 0, 0, 0);
         s.send(1).block(a, 0, Integer.MAX_VALUE - 1).block(a, Integer.MAX_VALUE - 1, 1);
         assertEquals(1, s.count[0], "exactly MAX_VALUE still fits one block");
         assertEquals(Integer.MAX_VALUE, s.blockLen[0]);
@@ -68,8 +88,8 @@ class ScheduleTest {
     @Test
     void aLocalCopyOntoItselfIsDroppedButAReductionOntoItselfIsNot() {
         final Schedule s = new Schedule();
-        final int a = s.buffer(A, 0, 0);
-        final int b = s.buffer(B, 0, 0);
+        final int a = s.buffer(A, 0, 0, 0);
+        final int b = s.buffer(B, 0, 0, 0);
         s.copy(a, 8, a, 8, 16);
         s.copy(a, 8, a, 8, 0);
         s.reduce(a, 8, b, 16, 0);
@@ -111,7 +131,7 @@ class ScheduleTest {
     void everyArrayGrowsAndKeepsWhatItHeld() {
         final Schedule s = new Schedule();
         for (int i = 0; i < 40; i++) {
-            assertEquals(i, s.buffer(i % 2 == 0 ? A : B, 100 + i, i));
+            assertEquals(i, s.buffer(i % 2 == 0 ? A : B, 0, 100 + i, i));
         }
         for (int i = 0; i < 100; i++) {
             s.send(i).block(i % 40, i, 1).block(i % 40, i + 2, 1);
@@ -140,8 +160,8 @@ class ScheduleTest {
     @Test
     void aResetScheduleStartsEmptyAndLetsGoOfItsBuffers() {
         final Schedule s = new Schedule();
-        s.buffer(A, 0, 0);
-        s.buffer(B, 0, 0);
+        s.buffer(A, 0, 0, 0);
+        s.buffer(B, 0, 0, 0);
         s.send(1).block(0, 0, 4);
         s.round();
         s.recv(1).block(1, 0, 4);
@@ -153,7 +173,7 @@ class ScheduleTest {
         assertEquals(0, s.roundStart[0]);
         assertNull(s.segs[0]);
         assertNull(s.segs[1]);
-        assertEquals(0, s.buffer(B, 0, 0));
+        assertEquals(0, s.buffer(B, 0, 0, 0));
         s.send(2).block(0, 0, 4);
         s.finish();
         assertEquals(1, s.rounds);

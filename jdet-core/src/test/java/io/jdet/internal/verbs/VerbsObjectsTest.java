@@ -6,6 +6,7 @@ import io.jdet.CompletionQueue;
 import io.jdet.CqArm;
 import io.jdet.DataSegment;
 import io.jdet.Det;
+import io.jdet.DetException;
 import io.jdet.Errno;
 import io.jdet.EventQueue;
 import io.jdet.MemoryRegion;
@@ -200,25 +201,35 @@ class VerbsObjectsTest {
     }
 
     @Test
-    void shouldResolveASegmentForACollectiveWithThePostsChecks() throws Exception {
+    void shouldFindTheRegionOfASegmentForACollectiveWithThePostsChecks() throws Exception {
         try (Det det = Det.open(); Arena arena = Arena.ofShared()) {
             final Nic nic = det.openNic(Tests.uniqueFabric("objects"), null);
             final PdImpl pd = (PdImpl) nic.allocPd();
             final MemoryRegion mr = pd.regMr(arena.allocate(64), Access.LOCAL_READ);
             final long at = mr.address();
-            final MemorySegment middle = pd.resolve(new DataSegment(at + 8, 16, mr.lKey()), Access.LOCAL_READ, "s");
-            assertEquals(at + 8, middle.address());
-            assertEquals(16, middle.byteSize());
-            assertEquals(0, pd.resolve(new DataSegment(at + 64, 0, mr.lKey()), Access.LOCAL_READ, "s").byteSize(),
+            assertSame(mr, pd.region(new DataSegment(at + 8, 16, mr.lKey()), Access.LOCAL_READ, "s", -1));
+            assertSame(mr, pd.region(new DataSegment(at + 64, 0, mr.lKey()), Access.LOCAL_READ, "s", -1),
                 "an empty segment at the end of its region is inside it");
-            assertEquals(64, pd.resolve(new DataSegment(at, 64, mr.lKey()), Access.LOCAL_READ, "s").byteSize());
-            assertErrno(Errno.ERANGE, () -> pd.resolve(new DataSegment(at, -1, mr.lKey()), Access.LOCAL_READ, "s"));
-            assertErrno(Errno.ERANGE, () -> pd.resolve(new DataSegment(at + 1, 64, mr.lKey()), Access.LOCAL_READ, "s"));
-            assertErrno(Errno.EACCES, () -> pd.resolve(new DataSegment(at, 8, mr.lKey()), Access.LOCAL_WRITE, "s"));
-            assertErrno(Errno.ENXIO, () -> pd.resolve(new DataSegment(at, 8, mr.lKey() ^ 0x100), Access.LOCAL_READ,
-                "s"));
+            assertSame(mr, pd.region(new DataSegment(at, 64, mr.lKey()), Access.LOCAL_READ, "s", -1));
+            assertErrno(Errno.ERANGE, () -> pd.region(new DataSegment(at, -1, mr.lKey()), Access.LOCAL_READ, "s", -1));
+            final DetException outside = assertErrno(Errno.ERANGE,
+                () -> pd.region(new DataSegment(at + 1, 64, mr.lKey()), Access.LOCAL_READ, "dst", 3));
+            assertTrue(outside.getMessage().contains(": dst[3] lies outside"), outside.getMessage());
+            final DetException write = assertErrno(Errno.EACCES,
+                () -> pd.region(new DataSegment(at, 8, mr.lKey()), Access.LOCAL_WRITE, "s", -1));
+            assertTrue(write.getMessage().endsWith("lacks LOCAL_WRITE"), write.getMessage());
+            final DetException both = assertErrno(Errno.EACCES, () -> pd.region(new DataSegment(at, 8, mr.lKey()),
+                Access.LOCAL_READ | Access.LOCAL_WRITE, "s", -1));
+            assertTrue(both.getMessage().endsWith("lacks LOCAL_WRITE"), both.getMessage());
+            final MemoryRegion writeOnly = pd.regMr(arena.allocate(64), Access.LOCAL_WRITE);
+            final DetException read = assertErrno(Errno.EACCES, () -> pd.region(new DataSegment(writeOnly.address(),
+                8, writeOnly.lKey()), Access.LOCAL_READ | Access.LOCAL_WRITE, "s", -1));
+            assertTrue(read.getMessage().endsWith("lacks LOCAL_READ"), read.getMessage());
+            assertErrno(Errno.ENXIO, () -> pd.region(new DataSegment(at, 8, mr.lKey() ^ 0x100), Access.LOCAL_READ,
+                "s", -1));
             final PdImpl other = (PdImpl) nic.allocPd();
-            assertErrno(Errno.EPERM, () -> other.resolve(new DataSegment(at, 8, mr.lKey()), Access.LOCAL_READ, "s"));
+            assertErrno(Errno.EPERM, () -> other.region(new DataSegment(at, 8, mr.lKey()), Access.LOCAL_READ, "s",
+                -1));
             assertUsableFromAnotherThread(nic);
         }
     }
