@@ -65,6 +65,37 @@ class LoopFabricTest {
     }
 
     @Test
+    void idlePollsSkipMostEnginePassesYetTheFirstPollAfterAFrameTakesIt() {
+        final int polls = 1000;
+        try (Loopback pair = Loopback.open()) {
+            final WorkCompletion[] wc = {new WorkCompletion()};
+            final long before = pair.nicA.counters().get("engine.idle_passes_skipped");
+            for (int i = 0; i < polls; i++) {
+                assertEquals(0, pair.cqA.poll(wc));
+            }
+            final long skipped = pair.nicA.counters().get("engine.idle_passes_skipped") - before;
+            assertTrue(skipped >= polls / 2, skipped + " of " + polls + " idle passes skipped");
+            assertTrue(skipped <= polls - polls / 64, skipped + " skipped: every 64th idle pass must run (timers)");
+            pair.qpA.recv(1, sge(pair.mrA, 0, 8), 1);
+            pair.qpB.send(2, sge(pair.mrB, 0, 8), 1, WrFlags.SUPPRESSED, 0); // lands in A's ring within the post
+            assertEquals(1, pair.cqA.poll(wc), "the frame in the ring makes the next poll's pass run");
+            assertEquals(1, wc[0].id());
+            assertEquals(WcStatus.SUCCESS, wc[0].status());
+        }
+    }
+
+    @Test
+    void aLinkThatCannotTellItIsIdleNeverSkipsAPass() {
+        try (Loopback pair = Loopback.open(new Loopback.Options().nic("udp:127.0.0.1"))) {
+            final WorkCompletion[] wc = {new WorkCompletion()};
+            for (int i = 0; i < 200; i++) {
+                pair.cqA.poll(wc);
+            }
+            assertEquals(0, pair.nicA.counters().get("engine.idle_passes_skipped"));
+        }
+    }
+
+    @Test
     void shouldReuseNicNumbersWhenNicsAreOpenedAndClosedForEver() {
         final String fabric = Tests.uniqueFabric("reuse");
         try (Det det = Det.open(new Configuration().loopMtu(1024).loopRingFrames(8))) {

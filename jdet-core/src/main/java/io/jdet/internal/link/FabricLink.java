@@ -147,6 +147,11 @@ public final class FabricLink implements Link {
     }
 
     @Override
+    public boolean mayHaveInput() {
+        return !ring.isEmpty();
+    }
+
+    @Override
     public int receive(final FrameHandler handler, final int max) {
         return ring.drain(handler, max, rxCrc, rxDrops);
     }

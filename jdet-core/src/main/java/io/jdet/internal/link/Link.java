@@ -106,6 +106,17 @@ public interface Link extends AutoCloseable {
     int receive(FrameHandler handler, int max);
 
     /**
+     * Whether {@link #receive} might hand over a frame now: false only when the link can tell without a system
+     * call that nothing waits, as a memory ring can by reading its head. An application that polls an idle NIC
+     * skips most engine passes on such a link. Any thread; raises nothing.
+     *
+     * @return false if certainly nothing waits
+     */
+    default boolean mayHaveInput() {
+        return true;
+    }
+
+    /**
      * Starts a batch of sends (a post, a progress pass): until the matching {@link #uncork}, the link may hold frames
      * back so that several bound for the same peer share a datagram, as TCP does with {@code TCP_CORK}. Calls nest;
      * a link that carries one frame per unit (memory rings) ignores them. Raises nothing.

@@ -305,6 +305,11 @@ public final class ShmLink implements Link {
     }
 
     @Override
+    public boolean mayHaveInput() {
+        return !ring.isEmpty();
+    }
+
+    @Override
     public int receive(final FrameHandler handler, final int max) {
         return ring.drain(handler, max, rxCrc);
     }

@@ -67,6 +67,8 @@ public final class Counters {
     public long atomicsExecuted;
     public long cqOverruns;
     public long engineErrors;
+    /** Application polls that found the link idle and skipped their engine pass (the clock read with it). */
+    public long idlePassesSkipped;
     long stashed;
     public long sackRetransmitted;
     public long cmSent;
@@ -111,6 +113,7 @@ public final class Counters {
         m.put("atomics.executed", atomicsExecuted);
         m.put("cq.overruns", cqOverruns);
         m.put("engine.errors", engineErrors);
+        m.put("engine.idle_passes_skipped", idlePassesSkipped);
         m.put("rx.stashed", stashed);
         m.put("frames.sack_retransmitted", sackRetransmitted);
         m.put("cm.sent", cmSent);

@@ -297,7 +297,7 @@ public final class CqImpl implements CompletionQueue {
                 if (closed) {
                     throw new IllegalStateException("completion queue destroyed");
                 }
-                progressQuietly();
+                nic.progressQuietly(); // the engine's failure is not the caller's: counted there
             } finally {
                 nic.lock.unlock();
             }
@@ -337,14 +337,6 @@ public final class CqImpl implements CompletionQueue {
         }
     }
 
-    private void progressQuietly() {
-        try {
-            nic.progress(System.nanoTime());
-        } catch (final RuntimeException e) {
-            // The engine's failure is not the caller's: count it and hand out what is complete.
-            nic.counters.engineErrors++;
-        }
-    }
 
     /** Hands out up to {@code limit} completions; takes the ring lock (the engine lock need not be held). */
     private int take(final WorkCompletion[] completions, final int limit) {

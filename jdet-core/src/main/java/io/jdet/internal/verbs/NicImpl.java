@@ -60,6 +60,8 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
     static final long MAX_BIND_LENGTH = 1L << 31;
     private static final int RX_BATCH = 64;
     private static final long APP_ACTIVE_NS = TimeUnit.MICROSECONDS.toNanos(500);
+    /** Idle application passes skipped between two that run ({@link #progressQuietly}): a power of two, less one. */
+    static final int IDLE_PASS_MASK = 63;
     private static final VarHandle LAST_APP_NS;
     private static final VarHandle LINK_WAITER;
     private static final VarHandle PASSES_BEGUN;
@@ -141,6 +143,8 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
     private long passesBegun;
     @SuppressWarnings("unused") // through PASSES_DONE
     private long passesDone;
+    /** Application passes found idle since the last that ran ({@link #progressQuietly}); engine lock. */
+    private int idlePasses;
     /** A poll found the engine busy and waits for a pass: the holder runs one as it lets go of the engine. */
     private volatile boolean passWanted;
 
@@ -368,11 +372,32 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
         }
     }
 
-    /** An engine pass for an application call: its failure is not the caller's, so it is counted, not thrown. */
+    /**
+     * An engine pass for an application's poll (engine lock held): its failure is not the caller's, so it is
+     * counted, not thrown. When the link can tell that nothing waits ({@link Link#mayHaveInput}), no
+     * acknowledgement is owed and no frame is held back, all such a pass would do is read the clock for due
+     * timers: {@link #IDLE_PASS_MASK} of every {@code IDLE_PASS_MASK + 1} are skipped, so that a thread spinning on
+     * an empty queue reads the clock once per 64 polls rather than at each (issue 7's "polling that does no work
+     * when nothing changed"), and timers run at most 64 idle polls late. A skipped pass still counts as one for
+     * the polls waiting in {@link #passForPoll}: it began after they asked and found nothing. Counted in
+     * {@code engine.idle_passes_skipped}.
+     */
     void progressQuietly() {
         if (closed) {
             return; // its link may be closed already; a poll of a closed NIC's queue finds nothing new
         }
+        if (ackCount == 0 && !txBlocked && (++idlePasses & IDLE_PASS_MASK) != 0 && !link.mayHaveInput()) {
+            PASSES_BEGUN.setRelease(this, passesBegun + 1);
+            final boolean idle = !link.mayHaveInput(); // looked again after beginning, as a pass receives
+            PASSES_DONE.setRelease(this, passesDone + 1);
+            if (idle) {
+                counters.idlePassesSkipped++;
+                return;
+            }
+            // A frame came meanwhile: a waiting poll may take this empty pass for its own and find nothing (a
+            // poll may always come back empty); the full pass below takes the frame in at once.
+        }
+        idlePasses = 0;
         try {
             progress(System.nanoTime());
         } catch (final RuntimeException e) {
