@@ -17,7 +17,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.lang.foreign.Arena;
-import java.lang.management.ManagementFactory;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -25,7 +24,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * A collective group's data path allocates nothing in steady state either: one thread drives three members on the
  * in-process fabric through a mix of collectives (a broadcast, an allreduce, a vector allgather, an alltoall, a
  * barrier), with segments that start inside their regions, and after a warm-up its allocation counter stays where
- * it was. As in {@link UdpAllocationTest}, the quietest of a few windows counts (a recompilation can land in one).
+ * it was (the quietest of a few windows counts: {@link AllocationWindows}).
  */
 @Timeout(120)
 class CollectiveAllocationTest {
@@ -37,8 +36,6 @@ class CollectiveAllocationTest {
 
     @Test
     void postingAndPollingCollectivesAllocatesNothing() {
-        final com.sun.management.ThreadMXBean threads =
-            (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         try (Det det = Det.open(new Configuration().jmx(false)); Arena arena = Arena.ofShared()) {
             final String fabric = "loop:collective-alloc-" + ProcessHandle.current().pid();
             final CompletionQueue[] cqs = new CompletionQueue[MEMBERS];
@@ -70,17 +67,9 @@ class CollectiveAllocationTest {
             final WorkCompletion[] wc = {new WorkCompletion()};
             final boolean[] done = new boolean[MEMBERS];
             awaitAll(cqs, wc, done);
-            final long self = Thread.currentThread().threadId();
-            long start = 0;
-            long quietest = Long.MAX_VALUE;
-            for (int round = 0; round < WARMUP + WINDOWS * MEASURED; round++) {
-                if (round >= WARMUP && (round - WARMUP) % MEASURED == 0) {
-                    final long now = threads.getThreadAllocatedBytes(self);
-                    if (round > WARMUP) {
-                        quietest = Math.min(quietest, now - start);
-                    }
-                    start = now;
-                }
+            final AllocationWindows windows = new AllocationWindows(WARMUP, MEASURED, WINDOWS);
+            for (int round = 0; round < windows.rounds(); round++) {
+                windows.beforeRound(round);
                 final int kind = round % 5;
                 for (int i = 0; i < MEMBERS; i++) {
                     switch (kind) {
@@ -93,8 +82,7 @@ class CollectiveAllocationTest {
                 }
                 awaitAll(cqs, wc, done);
             }
-            quietest = Math.min(quietest, threads.getThreadAllocatedBytes(self) - start);
-            assertEquals(0, quietest, "bytes allocated by the driving thread in its quietest " + MEASURED
+            assertEquals(0, windows.quietest(), "bytes allocated by the driving thread in its quietest " + MEASURED
                 + " rounds of " + WINDOWS);
             for (final Collective co : cos) {
                 co.close();

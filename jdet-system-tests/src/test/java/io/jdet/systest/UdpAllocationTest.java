@@ -10,7 +10,6 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
-import java.lang.management.ManagementFactory;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -18,10 +17,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * The UDP data path allocates nothing in steady state: after a warm-up, thousands of send/receive round trips and
- * RDMA writes over UDP loopback leave both busy-polling threads' allocation counters where they were. The rounds
- * are measured in {@link #WINDOWS} windows and the quietest counts: a JIT recompilation (a deoptimisation runs the
- * path interpreted, where nothing is scalar-replaced, for a while) can land in one window on a busy machine, while
- * a path that allocates per round allocates in every window. Protected connections (AUTH and ENCRYPT, made by the
+ * RDMA writes over UDP loopback leave both busy-polling threads' allocation counters where they were (the
+ * quietest of {@link #WINDOWS} windows counts: {@link AllocationWindows}). Protected connections (AUTH and ENCRYPT, made by the
  * connection manager) are held to the same rule: sealing and opening every frame allocates nothing either.
  */
 @Timeout(120)
@@ -33,8 +30,6 @@ class UdpAllocationTest {
     @ParameterizedTest
     @EnumSource(Security.Mode.class)
     void shouldNotAllocateWhilePostingPollingSendingAndReceiving(final Security.Mode mode) throws Exception {
-        final com.sun.management.ThreadMXBean threads =
-            (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         try (Det det = Det.open(); Endpoint a = new Endpoint(det, "udp:127.0.0.1", 1 << 20, 64);
              Endpoint b = new Endpoint(det, "udp:127.0.0.1", 1 << 20, 64)) {
             // Both receive queues filled before either side sends: the echoing thread may start late on a busy
@@ -58,11 +53,11 @@ class UdpAllocationTest {
             }
             final CompletableFuture<Long> echo = CompletableFuture.supplyAsync(() -> {
                 final long[] allocated = new long[1];
-                rounds(b, a, false, threads, allocated);
+                rounds(b, a, false, allocated);
                 return allocated[0];
             });
             final long[] allocated = new long[1];
-            rounds(a, b, true, threads, allocated);
+            rounds(a, b, true, allocated);
             assertEquals(0, allocated[0], "bytes allocated by the initiating thread in its quietest " + MEASURED
             + " rounds of " + WINDOWS);
             assertEquals(0, echo.get(60, TimeUnit.SECONDS), "bytes allocated by the echoing thread");
@@ -75,20 +70,12 @@ class UdpAllocationTest {
 
     /** Ping-pong: each round an RDMA write and a send one way, a send back. */
     private static void rounds(final Endpoint e, final Endpoint peer, final boolean initiator,
-                               final com.sun.management.ThreadMXBean threads, final long[] allocated) {
+                               final long[] allocated) {
         final WorkCompletion[] wc = {new WorkCompletion(), new WorkCompletion(), new WorkCompletion(),
             new WorkCompletion()};
-        final long self = Thread.currentThread().threadId();
-        long start = 0;
-        long quietest = Long.MAX_VALUE;
-        for (int i = 0; i < WARMUP + WINDOWS * MEASURED; i++) {
-            if (i >= WARMUP && (i - WARMUP) % MEASURED == 0) {
-                final long now = threads.getThreadAllocatedBytes(self);
-                if (i > WARMUP) {
-                    quietest = Math.min(quietest, now - start);
-                }
-                start = now;
-            }
+        final AllocationWindows windows = new AllocationWindows(WARMUP, MEASURED, WINDOWS);
+        for (int i = 0; i < windows.rounds(); i++) {
+            windows.beforeRound(i);
             if (initiator) {
                 e.qp.write(i, e.at(0, 3000), 1, peer.region.address() + 8192, peer.region.rKey(), 0, 0);
                 e.qp.send(i, e.at(0, 100), 1, 0, 0);
@@ -104,7 +91,7 @@ class UdpAllocationTest {
                 }
             }
         }
-        allocated[0] = Math.min(quietest, threads.getThreadAllocatedBytes(self) - start);
+        allocated[0] = windows.quietest();
     }
 
     private static void await(final Endpoint e, final WorkCompletion[] wc, final boolean receive) {
