@@ -591,7 +591,7 @@ public final class CollectiveImpl implements Collective {
                     cq.completeCollective(done.id, WcStatus.SUCCESS, done.type, (int) Math.min(done.length,
                         Integer.MAX_VALUE));
                 }
-                spare.add(done.reset(null, 0, 0)); // forgets the caller's memory until reused
+                spare.add(done.reset(null, 0, 0)); // for a later post to refill
                 continue;
             }
             startRound(round);

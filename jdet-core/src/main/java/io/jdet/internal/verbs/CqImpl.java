@@ -337,7 +337,6 @@ public final class CqImpl implements CompletionQueue {
         }
     }
 
-
     /** Hands out up to {@code limit} completions; takes the ring lock (the engine lock need not be held). */
     private int take(final WorkCompletion[] completions, final int limit) {
         lockRing();
