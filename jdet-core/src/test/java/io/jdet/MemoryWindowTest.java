@@ -175,7 +175,7 @@ class MemoryWindowTest {
                 "a local right");
             assertErrno(Errno.EINVAL, () -> pair.qpB.bind(1, mw, mr, at, 8, RW | Access.ZERO_BASED, 0),
                 "zero-based type 1");
-            assertErrno(Errno.EINVAL, () -> pair.qpB.bind(1, mw, mr, at, 8, RW, 0x40), "unknown flags");
+            assertErrno(Errno.EINVAL, () -> pair.qpB.bind(1, mw, mr, at, 8, RW, 0x80), "unknown flags");
             assertErrno(Errno.ERANGE, () -> pair.qpB.bind(1, mw, mr, at + mr.length() - 4, 8, RW, 0), "past end");
             assertErrno(Errno.ERANGE, () -> pair.qpB.bind(1, mw, mr, at - 1, 8, RW, 0), "before start");
             assertErrno(Errno.EACCES, () -> pair.qpB.bind(1, mw, mr, at, 8, 0, 0), "no remote right");

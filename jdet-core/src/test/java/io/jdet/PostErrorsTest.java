@@ -62,7 +62,7 @@ class PostErrorsTest {
             final DataSegment[] eight = sge(pair.mrA, 0, 8);
             final long b = pair.mrB.address();
             final int rKey = pair.mrB.rKey();
-            for (final int bad : new int[] {0x04, 0x40, 0x100, Integer.MIN_VALUE}) {
+            for (final int bad : new int[] {0x04, 0x80, 0x100, Integer.MIN_VALUE}) {
                 assertErrno(Errno.EINVAL, () -> pair.qpA.send(1, eight, 1, bad, 0));
                 assertErrno(Errno.EINVAL, () -> pair.qpA.write(1, eight, 1, b, rKey, bad, 0));
                 assertErrno(Errno.EINVAL, () -> pair.qpA.read(1, eight, 1, b, rKey, bad));

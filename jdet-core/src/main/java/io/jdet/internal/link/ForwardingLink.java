@@ -79,6 +79,11 @@ public abstract class ForwardingLink implements Link {
     }
 
     @Override
+    public void uncorkHolding() {
+        inner.uncorkHolding();
+    }
+
+    @Override
     public void await(final int waiter, final long timeoutNs) {
         inner.await(waiter, timeoutNs);
     }

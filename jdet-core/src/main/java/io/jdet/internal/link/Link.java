@@ -132,6 +132,16 @@ public interface Link extends AutoCloseable {
     }
 
     /**
+     * Ends a batch as {@link #uncork} does, but lets what the outermost batch staged wait for company: it leaves
+     * with the next {@link #uncork} that ends a batch, a send outside a batch, {@link #settle}, or when the staging
+     * is full; {@link #flush} leaves it staged. For a post flagged {@code WrFlags.MORE}. A link that sends each
+     * frame at once ignores the difference. Raises nothing.
+     */
+    default void uncorkHolding() {
+        uncork();
+    }
+
+    /**
      * Blocks the progress thread until a frame may have arrived, it is woken, or the time runs out: {@code
      * await(PROGRESS, timeoutNs)}.
      *

@@ -60,6 +60,8 @@ public final class UdpLink implements Link {
     private final UdpTx tx;
     /** Batches open ({@link #cork} depth): frames are staged while it is positive. */
     private int corked;
+    /** A post flagged MORE left frames staged: {@link #flush} (the engine lock's release) leaves them there. */
+    private boolean holding;
 
     private final MemorySegment[] rxBuffers = new MemorySegment[RX_BATCH];
     private final ByteBuffer[] rxViews = new ByteBuffer[RX_BATCH];
@@ -223,7 +225,15 @@ public final class UdpLink implements Link {
     @Override
     public void uncork() {
         if (corked > 0 && --corked == 0) {
+            holding = false;
             sendStaged();
+        }
+    }
+
+    @Override
+    public void uncorkHolding() {
+        if (corked > 0 && --corked == 0) {
+            holding = tx.staged();
         }
     }
 
@@ -254,7 +264,7 @@ public final class UdpLink implements Link {
 
     @Override
     public void flush() {
-        if (corked == 0 && tx.staged()) {
+        if (corked == 0 && !holding && tx.staged()) {
             tx.send();
         }
     }

@@ -140,6 +140,12 @@ public abstract class ProtocolNic {
     public abstract void endBatch();
 
     /**
+     * Ends a batch whose frames may wait for the next post's company (a post flagged {@code WrFlags.MORE}): see
+     * {@code Link#uncorkHolding}.
+     */
+    public abstract void endBatchHolding();
+
+    /**
      * Sends a standalone ACK of the request stream now, with its selective-ack bits.
      *
      * @param qp the queue pair

@@ -147,14 +147,22 @@ public final class Requester implements OrderedStream {
 
     /** Commits the slot at the queue.tail and starts transmitting. */
     public void post() {
-        queue.at(queue.tail).ordinal = queue.tail;
+        final SendWr w = queue.at(queue.tail);
+        w.ordinal = queue.tail;
         queue.tail++;
         nic.counters.wrPosted++;
         nic.beginBatch(); // the frames of a multi-frame request leave together, a lone frame at once
         try {
             pump(CLOCK_UNREAD);
         } finally {
-            nic.endBatch();
+            if ((w.flags & WrFlags.MORE) != 0 && txSeq == nextSeq && admitIdx == queue.tail) {
+                // More posts follow and can send at once: their frames may share these frames' datagrams. Once
+                // the window, max_or, a fence or a receiver-not-ready hold stops this queue pair, no company can
+                // come, and what it staged leaves now.
+                nic.endBatchHolding();
+            } else {
+                nic.endBatch();
+            }
         }
     }
 

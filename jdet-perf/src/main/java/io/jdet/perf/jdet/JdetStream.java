@@ -23,6 +23,14 @@ import java.nio.ByteOrder;
  * message holds the same bytes. Allocation free.
  */
 public final class JdetStream implements Stream, JdetQp.ReceiveSink {
+    /**
+     * Every post of a burst but the last is flagged {@link WrFlags#MORE}, so a burst of small messages shares
+     * datagrams over UDP as an application streaming them would post it; {@code -Djdet.perf.more=false} posts each
+     * on its own (for comparing the two).
+     */
+    private static final int MORE = Boolean.parseBoolean(System.getProperty("jdet.perf.more", "true")) ? WrFlags.MORE
+        : 0;
+
     private static final ValueLayout.OfLong COUNTER = ValueLayout.JAVA_LONG.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final int STOP_CHECK_POLLS = 256;
 
@@ -98,7 +106,7 @@ public final class JdetStream implements Stream, JdetQp.ReceiveSink {
         final ConnectInfo peer = q.remote();
         for (int j = 0; j < count; j++) {
             final long seq = firstSeq + j;
-            final int flags = j == count - 1 ? 0 : WrFlags.SUPPRESSED;
+            final int flags = j == count - 1 ? 0 : WrFlags.SUPPRESSED | MORE;
             final long offset = slotOffset(seq);
             switch (kind) {
                 case BW_SEND -> q.qp().send(seq, q.segment(q.sendRegion(), offset, size), 1, flags, 0);

@@ -1,0 +1,81 @@
+package io.jdet;
+
+import io.jdet.testing.Loopback;
+import io.jdet.testing.Tests;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.lang.foreign.ValueLayout;
+import java.util.List;
+
+import static io.jdet.testing.Loopback.sge;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@link WrFlags#MORE}: over UDP the frames of posts flagged MORE wait in the link for the next posts' frames, so
+ * that a burst shares datagrams; the post without it sends them all; a held frame still leaves when nothing else
+ * is posted. Without the flag every post sends its frame at once, as before.
+ */
+@Timeout(60)
+class PostMoreTest {
+    private static final int BURST = 16;
+
+    private static Loopback udpPair() {
+        return Loopback.open(new Loopback.Options().nic("udp:127.0.0.1").depth(64, 64));
+    }
+
+    private static long coalesced(final Loopback pair) {
+        return pair.nicA.counters().get("link.tx.coalesced");
+    }
+
+    @Test
+    void aBurstFlaggedMoreSharesDatagramsAndItsLastPostSendsThem() {
+        try (Loopback pair = udpPair()) {
+            for (int i = 0; i <= BURST; i++) {
+                pair.qpB.recv(i, sge(pair.mrB, 8L * i, 8), 1);
+                pair.bufA.set(ValueLayout.JAVA_LONG_UNALIGNED, 8L * i, 1000 + i);
+            }
+            final long before = coalesced(pair);
+            for (int i = 0; i < BURST; i++) {
+                pair.qpA.send(i, sge(pair.mrA, 8L * i, 8), 1, WrFlags.MORE | WrFlags.SUPPRESSED, 0);
+            }
+            // Each frame joined the datagram staged before it (the progress thread may have sent one batch early).
+            assertTrue(coalesced(pair) - before >= BURST / 2, (coalesced(pair) - before) + " frames coalesced");
+            pair.qpA.send(BURST, sge(pair.mrA, 8L * BURST, 8), 1, 0, 0);
+            final List<WorkCompletion> got = Tests.expectSuccess(pair.cqB, BURST + 1);
+            for (int i = 0; i <= BURST; i++) {
+                assertEquals(i, got.get(i).id(), "in posting order");
+                assertEquals(1000 + i, pair.bufB.get(ValueLayout.JAVA_LONG_UNALIGNED, 8L * i));
+            }
+            assertEquals(BURST, Tests.expectSuccess(pair.cqA, 1).get(0).id());
+            assertTrue(coalesced(pair) - before >= BURST / 2);
+        }
+    }
+
+    @Test
+    void withoutTheFlagEveryPostSendsItsFrameAtOnce() {
+        try (Loopback pair = udpPair()) {
+            for (int i = 0; i < BURST; i++) {
+                pair.qpB.recv(i, sge(pair.mrB, 8L * i, 8), 1);
+            }
+            final long before = coalesced(pair);
+            for (int i = 0; i < BURST; i++) {
+                pair.qpA.send(i, sge(pair.mrA, 8L * i, 8), 1, WrFlags.SUPPRESSED, 0);
+            }
+            assertEquals(before, coalesced(pair), "no frame waited for company");
+            Tests.expectSuccess(pair.cqB, BURST);
+        }
+    }
+
+    @Test
+    void aHeldFrameLeavesThoughNothingElseIsPosted() {
+        try (Loopback pair = udpPair()) {
+            pair.qpB.recv(1, sge(pair.mrB, 0, 8), 1);
+            pair.qpA.send(2, sge(pair.mrA, 0, 8), 1, WrFlags.MORE, 0);
+            // Only B polls: A's progress thread sends what A's link holds within a timer period.
+            assertEquals(1, Tests.expectSuccess(pair.cqB, 1).get(0).id());
+            assertEquals(2, Tests.expectSuccess(pair.cqA, 1).get(0).id());
+        }
+    }
+}
