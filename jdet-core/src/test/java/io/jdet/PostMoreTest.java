@@ -69,6 +69,26 @@ class PostMoreTest {
     }
 
     @Test
+    void aHeldFrameGatheredFromARegionLeavesWholeWhenTheRegionIsDeregistered() {
+        // 4 KiB from its own region: the staged datagram points into registered memory (gathered, not copied), so
+        // deregistering the region must settle the link (send or copy what is staged) before it returns.
+        try (Loopback pair = udpPair(); java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared()) {
+            final int n = 4096;
+            final java.lang.foreign.MemorySegment memory = arena.allocate(n, 64);
+            Tests.fill(memory, 77);
+            final MemoryRegion own = pair.pdA.regMr(memory, Access.LOCAL_READ);
+            pair.qpB.recv(1, sge(pair.mrB, 0, n), 1);
+            pair.qpA.send(2, sge(own, 0, n), 1, WrFlags.MORE, 0);
+            own.close();
+            memory.fill((byte) 0); // the application's again: nothing may read it any more
+            assertEquals(n, Tests.expectSuccess(pair.cqB, 1).get(0).length());
+            final java.lang.foreign.MemorySegment expected = arena.allocate(n);
+            Tests.fill(expected, 77);
+            Tests.assertSameBytes(expected, pair.bufB.asSlice(0, n));
+        }
+    }
+
+    @Test
     void aHeldFrameLeavesThoughNothingElseIsPosted() {
         try (Loopback pair = udpPair()) {
             pair.qpB.recv(1, sge(pair.mrB, 0, 8), 1);
