@@ -87,6 +87,14 @@ public final class Configuration implements Cloneable {
      * spins catch more frames without a wake-up (about 30 us on a VM) but burn that much of a core per idle tick.
      */
     public static final int SHM_SPIN_US_DEFAULT = 20;
+    /** Property of {@link #udpSpinUs()}. */
+    public static final String UDP_SPIN_US_PROP = "jdet.udp.spin.us";
+    /**
+     * Default busy-poll of a thread blocked in {@link EventQueue#waitOn} on a UDP NIC before it sleeps in
+     * {@code ppoll}: 20 us. A reply that arrives meanwhile costs no wake-up (30 us or more on a VM whose idle
+     * vCPU must be woken), at the price of up to that much CPU per wait.
+     */
+    public static final int UDP_SPIN_US_DEFAULT = 20;
     /** Property of {@link #ethEtherType()}. */
     public static final String ETH_ETHER_TYPE_PROP = "jdet.eth.ethertype";
     /**
@@ -153,6 +161,7 @@ public final class Configuration implements Cloneable {
     private int ethEtherType = Integer.decode(System.getProperty(ETH_ETHER_TYPE_PROP,
         String.valueOf(ETH_ETHER_TYPE_DEFAULT)));
     private int ethSpinUs = Integer.getInteger(ETH_SPIN_US_PROP, ETH_SPIN_US_DEFAULT);
+    private int udpSpinUs = Integer.getInteger(UDP_SPIN_US_PROP, UDP_SPIN_US_DEFAULT);
     private FaultPlan faults = FaultPlan.NONE;
     private CollectiveTuning collectives = CollectiveTuning.DEFAULT;
     private String capture = emptyToNull(System.getProperty(CAPTURE_PROP));
@@ -195,6 +204,7 @@ public final class Configuration implements Cloneable {
             && ethEtherType != 0x86DD && ethEtherType != 0x8100, "ethEtherType must be in [0x0600, 0xFFFF] and not "
             + "IPv4, ARP, IPv6 or VLAN");
         check(ethSpinUs >= 0 && ethSpinUs <= 1_000_000, "ethSpinUs must be in [0, 1000000]");
+        check(udpSpinUs >= 0 && udpSpinUs <= 1_000_000, "udpSpinUs must be in [0, 1000000]");
         check(faults != null, "faults must not be null");
         check(collectives != null, "collectives must not be null");
         check(security != null, "security must not be null");
@@ -565,6 +575,29 @@ public final class Configuration implements Cloneable {
      */
     public Configuration ethSpinUs(final int value) {
         ethSpinUs = value;
+        return this;
+    }
+
+    /**
+     * How long a thread blocked in {@link EventQueue#waitOn} on a UDP NIC busy-polls the socket before it sleeps
+     * in {@code ppoll}, in microseconds (the NIC's progress thread never spins on UDP). 0 sleeps at once, as a
+     * blocking socket read does.
+     *
+     * @return the spin, in microseconds
+     */
+    public int udpSpinUs() {
+        return udpSpinUs;
+    }
+
+    /**
+     * Sets how long a thread blocked in {@link EventQueue#waitOn} on a UDP NIC busy-polls the socket before it
+     * sleeps; checked when a device opens with this configuration.
+     *
+     * @param value the spin in microseconds, in [0, 1000000]
+     * @return this
+     */
+    public Configuration udpSpinUs(final int value) {
+        udpSpinUs = value;
         return this;
     }
 

@@ -71,6 +71,6 @@ public final class Links {
     }
 
     private static Link openNetwork(final String name, final Configuration configuration) {
-        return new UdpLink(name);
+        return new UdpLink(name, java.util.concurrent.TimeUnit.MICROSECONDS.toNanos(configuration.udpSpinUs()));
     }
 }

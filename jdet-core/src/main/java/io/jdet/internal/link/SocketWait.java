@@ -30,7 +30,8 @@ final class SocketWait {
     private final MemorySegment[] timeouts = new MemorySegment[WAITERS];
     private final MemorySegment[] drains = new MemorySegment[WAITERS];
     private final MemorySegment wakeValue;
-    private final long spinNs;
+    /** How long each waiter ({@link Link#PROGRESS}, {@link Link#APPLICATION}) busy-polls before it blocks. */
+    private final long[] spinNs;
     private volatile boolean closed;
     /** Threads inside {@link #await} or {@link #wakeup}, which use the descriptors without the engine lock. */
     private final AtomicInteger unlockedCalls = new AtomicInteger();
@@ -44,8 +45,23 @@ final class SocketWait {
      * @throws IllegalStateException naming the errno if an eventfd cannot be made
      */
     SocketWait(final Arena arena, final String what, final long spinNs) {
+        this(arena, what, spinNs, spinNs);
+    }
+
+    /**
+     * Opens the eventfds and lays out the poll sets, with a spin of each waiter's own.
+     *
+     * @param arena             the link's memory, freed by the link after {@link #close}
+     * @param what              the link, for the message of a failed close
+     * @param progressSpinNs    how long the progress thread's wait busy-polls before it blocks (0: never)
+     * @param applicationSpinNs how long an application thread's wait busy-polls before it blocks (0: never)
+     * @throws IllegalStateException naming the errno if an eventfd cannot be made
+     */
+    SocketWait(final Arena arena, final String what, final long progressSpinNs, final long applicationSpinNs) {
         this.what = what;
-        this.spinNs = spinNs;
+        this.spinNs = new long[WAITERS];
+        this.spinNs[Link.PROGRESS] = progressSpinNs;
+        this.spinNs[Link.APPLICATION] = applicationSpinNs;
         this.wakeValue = arena.allocate(8, 8);
         wakeValue.set(ValueLayout.JAVA_LONG, 0, 1L);
         final MemorySegment errno = Posix.newErrnoState(arena);
@@ -90,7 +106,7 @@ final class SocketWait {
     void await(final int waiter, final long timeoutNs) {
         unlockedCalls.incrementAndGet(); // before the closed check, which close() makes after setting closed
         try {
-            if (!closed && !spin(waiter, Math.min(spinNs, Math.max(0, timeoutNs)))) {
+            if (!closed && !spin(waiter, Math.min(spinNs[waiter], Math.max(0, timeoutNs)))) {
                 poll(waiter, timeoutNs);
             }
         } finally {

@@ -87,7 +87,19 @@ public final class UdpLink implements Link {
      *                      privileged; nothing stays open
      */
     public UdpLink(final String nicName) {
-        this(nicName, () -> { });
+        this(nicName, 0, () -> { });
+    }
+
+    /**
+     * Opens a socket bound to the address a NIC name gives, whose application waits busy-poll it first.
+     *
+     * @param nicName           {@code udp:<address>[:<port>]} or an interface name
+     * @param applicationSpinNs how long a thread blocked on the link for an event queue busy-polls the socket
+     *                          before it sleeps ({@code Configuration.udpSpinUs}); the progress thread never spins
+     * @throws DetException as {@link #UdpLink(String)}
+     */
+    public UdpLink(final String nicName, final long applicationSpinNs) {
+        this(nicName, applicationSpinNs, () -> { });
     }
 
     /**
@@ -99,6 +111,10 @@ public final class UdpLink implements Link {
      * @throws DetException ENODEV as {@link #UdpLink(String)} says, or if the step fails
      */
     UdpLink(final String nicName, final Runnable beforeBind) {
+        this(nicName, 0, beforeBind);
+    }
+
+    private UdpLink(final String nicName, final long applicationSpinNs, final Runnable beforeBind) {
         if (!Posix.supported()) {
             throw new DetException(Errno.ENODEV, "the UDP link needs 64-bit Linux");
         }
@@ -118,7 +134,7 @@ public final class UdpLink implements Link {
             if (socket < 0) {
                 throw failure("socket", errno);
             }
-            waits = new SocketWait(arena, "UDP link", 0);
+            waits = new SocketWait(arena, "UDP link", 0, applicationSpinNs);
             beforeBind.run();
             final int[] bound = bind(socket, bindTo, errno);
             this.localIp = bound[0];
