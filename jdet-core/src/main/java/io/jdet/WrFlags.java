@@ -13,14 +13,14 @@ public final class WrFlags {
     /** Never give up on protocol retries. */
     public static final int NO_TIMEOUT = 0x20;
     /**
-     * More posts follow at once (jdet's, as {@code MSG_MORE} for a socket): the frames of this work request may wait
-     * in the link so that the next posts' frames for the same peer share their datagrams, instead of a system call
-     * and a datagram each. They leave with the next post on the NIC without this flag, the next engine pass (a poll
-     * that finds its queue empty, the progress thread's turn within a timer period, {@code
+     * More posts follow at once (a jdet extension, as {@code MSG_MORE} is for a socket): the frames of this work
+     * request may wait in the link so that the next posts' frames for the same peer share their datagrams, instead
+     * of a system call and a datagram each. They leave with the next post on the NIC without this flag, the next
+     * engine pass (a poll that finds its queue empty, the progress thread's turn within a timer period, {@code
      * Configuration.timerPeriodUs}), when the link's staging is full, or at once if the queue pair cannot send
      * another frame yet (its window, {@code max_or}, a fence or a receiver-not-ready hold stops it). Post a burst
-     * with it on every work request but the last. Links that carry one frame per unit (the in-process fabric, shared memory, raw Ethernet) send at
-     * once regardless.
+     * with it on every work request but the last. Links that carry one frame per unit (the in-process fabric,
+     * shared memory, raw Ethernet) send at once regardless.
      */
     public static final int MORE = 0x40;
 

@@ -35,7 +35,8 @@ public final class CopyBandwidth {
     public static void main(final String[] args) throws Throwable {
         final Linker linker = Linker.nativeLinker();
         final MethodHandle memcpy = linker.downcallHandle(linker.defaultLookup().find("memcpy").orElseThrow(),
-            FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
+            FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
+                ValueLayout.JAVA_LONG));
         try (Arena arena = Arena.ofConfined()) {
             final MemorySegment src = arena.allocate(WORKING_SET, 4096).fill((byte) 1);
             final MemorySegment dst = arena.allocate(WORKING_SET, 4096).fill((byte) 2);

@@ -18,8 +18,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 /**
  * The UDP data path allocates nothing in steady state: after a warm-up, thousands of send/receive round trips and
  * RDMA writes over UDP loopback leave both busy-polling threads' allocation counters where they were (the
- * quietest of {@link #WINDOWS} windows counts: {@link AllocationWindows}). Protected connections (AUTH and ENCRYPT, made by the
- * connection manager) are held to the same rule: sealing and opening every frame allocates nothing either.
+ * quietest of {@link #WINDOWS} windows counts: {@link AllocationWindows}). Protected connections (AUTH and
+ * ENCRYPT, made by the connection manager) are held to the same rule: sealing and opening every frame allocates
+ * nothing either.
  */
 @Timeout(120)
 class UdpAllocationTest {
