@@ -136,6 +136,43 @@ class HostileResponsesTest {
     }
 
     @Test
+    void aPeersDisconnectCompletesTheSendsItAcknowledgesAndFlushesTheRest() {
+        // The peer received both sends but acknowledges only the first in its DISCONNECT (the second arrived after
+        // it went): the first did arrive and completes successfully, the second is flushed.
+        try (HostileSetup s = new HostileSetup()) {
+            s.qp().send(1, Loopback.sge(s.lo.mrA, 0, 8), 1, 0, 0);
+            final int first = s.peer.expect(Frame.OP_SEND).seq();
+            s.qp().send(2, Loopback.sge(s.lo.mrA, 8, 8), 1, 0, 0);
+            s.peer.expect(Frame.OP_SEND);
+            s.peer.disconnectFrame(EventCode.REMOTE_BIT | EventCode.QP_DESTROYED.code()).reqAck(first).send();
+            s.awaitQpEvent(EventCode.QP_DESTROYED, true);
+            final WorkCompletion arrived = Tests.pollOne(s.lo.cqA);
+            assertEquals(1, arrived.id());
+            assertEquals(WcStatus.SUCCESS, arrived.status(), arrived.toString());
+            final WorkCompletion flushed = Tests.pollOne(s.lo.cqA);
+            assertEquals(2, flushed.id());
+            assertEquals(WcStatus.FLUSHED, flushed.status(), flushed.toString());
+            s.assertNoEngineErrors();
+        }
+    }
+
+    @Test
+    void anInvalidQpDisconnectAcknowledgesNothing() {
+        // A NIC answering for a queue pair it does not have sends acks of 0, which a random initial sequence number
+        // can put inside the window: whatever they say, they must not complete a send.
+        try (HostileSetup s = new HostileSetup()) {
+            s.qp().send(1, Loopback.sge(s.lo.mrA, 0, 8), 1, 0, 0);
+            final int sent = s.peer.expect(Frame.OP_SEND).seq();
+            s.peer.disconnectFrame(EventCode.INVALID_QP.code()).reqAck(sent).send();
+            s.awaitQpEvent(EventCode.INVALID_QP, true);
+            final WorkCompletion flushed = Tests.pollOne(s.lo.cqA);
+            assertEquals(1, flushed.id());
+            assertEquals(WcStatus.FLUSHED, flushed.status(), flushed.toString());
+            s.assertNoEngineErrors();
+        }
+    }
+
+    @Test
     void shouldGoIdleOnGracefulDisconnect() {
         try (HostileSetup s = new HostileSetup()) {
             s.peer.disconnect(EventCode.DISCONNECT.code());

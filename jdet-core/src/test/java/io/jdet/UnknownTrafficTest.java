@@ -2,6 +2,7 @@ package io.jdet;
 
 import io.jdet.internal.wire.Frame;
 import io.jdet.testing.HostilePeer;
+import io.jdet.testing.Loopback;
 import io.jdet.testing.Tests;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -62,6 +63,27 @@ class UnknownTrafficTest {
             final HostilePeer.Received stranger = s.peer.expect(Frame.OP_DISCONNECT);
             assertEquals(EventCode.INVALID_QP.code(), stranger.key(), stranger.toString());
             assertEquals(2, s.counter("rx.unknown_qp"));
+        }
+    }
+
+    @Test
+    void theAnswerForADestroyedQueuePairAcknowledgesTheRequestsItReceived() {
+        // The queue pair received a send, then was destroyed; its ACK and its DISCONNECT were lost, and the peer
+        // resends the send. The answer carries the acknowledgements the queue pair went with, so the peer completes
+        // that send (it did arrive) instead of flushing it or retrying it until RETRY_EXCEEDED.
+        try (HostileSetup s = new HostileSetup()) {
+            s.qp().recv(1, Loopback.sge(s.lo.mrA, 0, 8), 1);
+            final int seq = s.peer.request(Frame.OP_SEND).flags(Frame.FLAG_LAST).length(8).payload(new byte[8]).send();
+            assertEquals(WcStatus.SUCCESS, Tests.pollOne(s.lo.cqA).status());
+            s.qp().close();
+            assertEquals(seq, s.peer.expect(Frame.OP_DISCONNECT).reqAck(), "the destroy's DISCONNECT acknowledges it");
+            s.peer.request(Frame.OP_SEND).seq(seq).reqAck(0).flags(Frame.FLAG_LAST).length(8)
+                .payload(new byte[8]).send();
+            final HostilePeer.Received reply = s.peer.expect(Frame.OP_DISCONNECT);
+            assertEquals(EventCode.QP_DESTROYED.code(), reply.key(), reply.toString());
+            assertEquals(1, reply.seq(), "exact for the resent frame's sender: its request ack, plus one");
+            assertEquals(seq, reply.reqAck(), "the send the queue pair received before it went");
+            assertEquals(0, reply.rspAck(), "no response of the peer's had arrived");
         }
     }
 

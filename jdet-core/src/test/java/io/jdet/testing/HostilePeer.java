@@ -178,7 +178,17 @@ public final class HostilePeer implements AutoCloseable {
      * @param code the code (key field)
      */
     public void disconnect(final int code) {
-        control(Frame.OP_DISCONNECT).seq(nextRequest).key(code).send();
+        disconnectFrame(code).send();
+    }
+
+    /**
+     * A DISCONNECT as {@link #disconnect(int)} sends it, to change (its acknowledgements, say) before sending.
+     *
+     * @param code the code (key field)
+     * @return the frame
+     */
+    public Out disconnectFrame(final int code) {
+        return control(Frame.OP_DISCONNECT).seq(nextRequest).key(code);
     }
 
     /** One frame being built; every field starts as a correct peer would send it. */
@@ -347,6 +357,16 @@ public final class HostilePeer implements AutoCloseable {
         /** @return the sequence number */
         public int seq() {
             return Frame.seq(frame);
+        }
+
+        /** @return the request acknowledgement: the last request of this peer received in order */
+        public int reqAck() {
+            return Frame.reqAck(frame);
+        }
+
+        /** @return the response acknowledgement: the last response of this peer received in order */
+        public int rspAck() {
+            return Frame.rspAck(frame);
         }
 
         /** @return the message id */

@@ -74,6 +74,7 @@ class EthNamespaceTest {
                 final String ok = client.awaitLine("OK", 150_000);
                 assertEquals(0, client.awaitExit(30_000), client.output());
                 final String serverOk = server.awaitLine("OK", 30_000);
+                server.closeInput(); // the client has its last completion: the server may go
                 assertEquals(0, server.awaitExit(30_000), server.output());
                 assertTrue(ok.contains("link.rx.kernel_packets="), ok);
                 if (!faults.equals("-")) {

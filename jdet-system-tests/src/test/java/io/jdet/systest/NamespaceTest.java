@@ -76,6 +76,7 @@ class NamespaceTest {
                 final String ok = client.awaitLine("OK", 120_000);
                 assertEquals(0, client.awaitExit(30_000), client.output());
                 server.awaitLine("OK", 30_000);
+                server.closeInput(); // the client has its last completion: the server may go
                 assertEquals(0, server.awaitExit(30_000), server.output());
                 System.out.println("across namespaces: client " + ok);
             }

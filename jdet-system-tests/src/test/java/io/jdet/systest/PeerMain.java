@@ -10,7 +10,8 @@ import java.io.PrintStream;
 
 /**
  * The other process of a two-JVM test. Prints {@code ADDRESS <nic address>} once it listens, then {@code OK} when
- * its role succeeded; exits 0 on success, 1 on a failed check, 2 on bad arguments. Every role ends by itself
+ * its role succeeded (a server then waits for its input to close before it closes its queue pair, see
+ * {@link PeerProcess#closeInput()}); exits 0 on success, 1 on a failed check, 2 on bad arguments. Every role ends by itself
  * within {@link #LIFETIME_MS}, so a lost parent never leaves it running.
  *
  * <pre>
@@ -80,12 +81,27 @@ public final class PeerMain {
             e.assertEngineHealthy(); // exits 1 otherwise, which the parent test reports
             out.println("OK " + e.nic.counters());
             out.flush();
+            if (args[0].equals("server")) {
+                awaitLeave();
+            }
         } catch (final Throwable t) {
             t.printStackTrace();
             System.exit(1);
         }
         reaper.interrupt();
         System.exit(0);
+    }
+
+    /**
+     * Keeps a server's queue pair until the parent closes this process's input. The client's last send may have
+     * arrived while its ACK was lost: a server that destroyed its queue pair and exited at once could leave that
+     * send to be retried against nobody (the two generals). The parent lets the server go once the client has its
+     * last completion.
+     */
+    private static void awaitLeave() throws java.io.IOException {
+        while (System.in.read() >= 0) {
+            // the parent writes nothing; end of input is the leave
+        }
     }
 
     /** The injected faults of the two-process tests: 5% loss, 5% duplication, 5% reordering, 1% corruption. */

@@ -78,7 +78,10 @@ final class PeerProcess implements AutoCloseable {
         return process.exitValue();
     }
 
-    /** Closes the process's standard input: a {@link CollectiveMain} member takes it as leave to close. */
+    /**
+     * Closes the process's standard input: a {@link CollectiveMain} member or a {@link PeerMain} server takes it as
+     * leave to close (and must get it, or it lingers until its lifetime ends).
+     */
     void closeInput() {
         try {
             process.getOutputStream().close();

@@ -30,6 +30,7 @@ class TwoProcessFaultTest {
                     PeerMain.SERVICE, client.qp, null, 30_000));
                 VerbsWorkload.client(client, remote[0], (int) remote[1]);
                 server.awaitLine("OK", 60_000);
+                server.closeInput(); // the client has its last completion: the server may go
                 assertEquals(0, server.awaitExit(30_000), server.output());
                 final Map<String, Long> c = client.nic.counters();
                 assertTrue(c.get("fault.dropped") > 0 && c.get("fault.duplicated") > 0 && c.get("fault.corrupted") > 0

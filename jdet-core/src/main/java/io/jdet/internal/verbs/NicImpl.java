@@ -561,12 +561,21 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
      */
     void sendDisconnect(final long peer, final int dstQp, final int srcQp, final int code, final QpImpl qp,
                         final int seq) {
+        if (qp == null) {
+            sendDisconnect(peer, dstQp, srcQp, code, null, seq, 0, 0);
+        } else {
+            sendDisconnect(peer, dstQp, srcQp, code, qp, seq, qp.responder.reqExpected - 1,
+                qp.requester.rspExpected - 1);
+        }
+    }
+
+    /** A DISCONNECT carrying the given acknowledgements (and, from a queue pair, its SACK of held requests). */
+    private void sendDisconnect(final long peer, final int dstQp, final int srcQp, final int code, final QpImpl qp,
+                                final int seq, final int reqAck, final int rspAck) {
         if (peer < 0) {
             return;
         }
         counters.disconnectsSent++;
-        final int reqAck = qp == null ? 0 : qp.responder.reqExpected - 1;
-        final int rspAck = qp == null ? 0 : qp.requester.rspExpected - 1;
         sendControl(qp, peer, Frame.OP_DISCONNECT, dstQp, srcQp, seq, reqAck, rspAck, code, 0,
             qp == null ? 0 : qp.responder.heldRequests.bits);
     }
@@ -764,9 +773,14 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
                 if (unknownReplies.tryTake(rxNow)) {
                     // A queue pair destroyed while connected to that sender says so again, should its DISCONNECT
                     // have been lost or inexact: the peer then ends as it would have, not with INVALID_QP.
-                    final int code = destroyedQps.contains(dst, peer, Frame.srcQp(f))
-                        ? EventCode.QP_DESTROYED.code() : EventCode.INVALID_QP.code();
-                    sendDisconnect(peer, Frame.srcQp(f), dst, code, null, Frame.reqAck(f) + 1);
+                    final int gone = destroyedQps.indexOf(dst, peer, Frame.srcQp(f));
+                    if (gone < 0) {
+                        sendDisconnect(peer, Frame.srcQp(f), dst, EventCode.INVALID_QP.code(), null,
+                            Frame.reqAck(f) + 1);
+                    } else { // with its last acks: the peer's requests that arrived still complete successfully
+                        sendDisconnect(peer, Frame.srcQp(f), dst, EventCode.QP_DESTROYED.code(), null,
+                            Frame.reqAck(f) + 1, destroyedQps.reqAck(gone), destroyedQps.rspAck(gone));
+                    }
                 } else {
                     counters.repliesLimited++;
                 }

@@ -763,7 +763,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             nic.challenge(this);
             return;
         }
-        if (ackable) { // a DISCONNECT answering a frame for a queue pair that is gone carries no acks of ours
+        if (ackable && carriesAcks(f, opcode)) {
             final int sack = io.jdet.internal.wire.Frame.sack(f);
             final boolean responseSack = opcode == io.jdet.internal.wire.Frame.OP_ACK
                 && (io.jdet.internal.wire.Frame.flags(f) & io.jdet.internal.wire.Frame.FLAG_RESPONSE_SACK) != 0;
@@ -793,6 +793,16 @@ public final class QpImpl implements QueuePair, ProtocolQp {
                 requester.onResponse(f, opcode, now);
             default -> responder.onRequest(f, opcode, now);
         }
+    }
+
+    /**
+     * Whether a frame's ack fields are acknowledgements. Those of an {@code INVALID_QP} DISCONNECT are not: the NIC
+     * that sent it answered for a queue pair it does not have, so they are 0, and with a random initial sequence
+     * number 0 can fall inside the window, where it would complete requests that never arrived.
+     */
+    private static boolean carriesAcks(final java.lang.foreign.MemorySegment f, final int opcode) {
+        return opcode != io.jdet.internal.wire.Frame.OP_DISCONNECT
+            || (io.jdet.internal.wire.Frame.key(f) & ~EventCode.REMOTE_BIT) != EventCode.INVALID_QP.code();
     }
 
     /** Notes an in-order sequenced frame: an acknowledgement is owed within the delayed-ack time. */
@@ -948,7 +958,8 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             }
             if (state == QpState.CONNECTED) {
                 nic.sendDisconnect(remotePeer, remoteQpNum, number, EventCode.QP_DESTROYED.code(), this);
-                nic.destroyedQps.add(number, remotePeer, remoteQpNum);
+                nic.destroyedQps.add(number, remotePeer, remoteQpNum, responder.reqExpected - 1,
+                    requester.rspExpected - 1);
             }
             if (state != QpState.ERROR) {
                 state = QpState.ERROR;
