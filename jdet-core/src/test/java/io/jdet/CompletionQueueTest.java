@@ -251,6 +251,25 @@ class CompletionQueueTest {
     }
 
     @Test
+    void aSendRefusedByAReceiverWhoseQueueOverrunsNeverCompletesSuccessfully() {
+        // B refuses A's 32-byte send into its 16-byte receive (BOUNDS_ERR), but that receive completion overruns
+        // B's full queue, which fails B's queue pair with a DISCONNECT: its acks must not count the refused send.
+        try (Loopback pair = Loopback.open(new Loopback.Options().cqSize(1).depth(200, 8))) {
+            final int size = pair.cqB.query().size();
+            for (int i = 0; i < size; i++) {
+                pair.qpB.write(1000 + i, sge(pair.mrB, 0, 8), 1, pair.mrA.address(), pair.mrA.rKey(), 0, 0);
+            }
+            Tests.await("B's queue full", () -> pair.cqB.query().depth() == size);
+            pair.qpB.recv(500, sge(pair.mrB, 0, 16), 1);
+            pair.qpA.send(1, sge(pair.mrA, 0, 32), 1, 0, 0);
+            final WorkCompletion wc = Tests.pollOne(pair.cqA);
+            assertEquals(1, wc.id());
+            assertEquals(WcStatus.BOUNDS_ERR, wc.status(), "B's NAK, sent before its DISCONNECT: " + wc);
+            Tests.awaitEvent(pair.eventsB, r -> r.code() == EventCode.CQ_OVERRUN);
+        }
+    }
+
+    @Test
     void shouldKeepOrderWhenResizedAfterTheRingWrapped() {
         try (Loopback pair = Loopback.open(new Loopback.Options().cqSize(102).depth(128, 4))) {
             writes(pair, 80, 0);

@@ -73,6 +73,55 @@ class HostileResponsesTest {
     }
 
     @Test
+    void shouldIgnoreNakOfReadAdmittedButNotSent() {
+        // The window (4 frames) is full of sends: the read behind them is admitted but not sent, and a NAK naming
+        // it is no answer from a responder that has seen it.
+        try (HostileSetup s = new HostileSetup(new Configuration().windowFrames(4))) {
+            int last = 0;
+            for (int i = 0; i < 4; i++) {
+                last = s.postSend(10 + i, 0);
+            }
+            s.lo.qpA.read(99, Loopback.sge(s.lo.mrA, 64, 8), 1, 0x1000, 0x77, 0);
+            s.peer.control(Frame.OP_NAK).seq(last + 1).reqAck(last - 4).key(WcStatus.ACCESS_ERR.code())
+                .length(EventCode.ACCESS_VIOLATION.code()).send();
+            Tests.await("the NAK ignored", () -> s.counter("naks.ignored") == 1);
+            s.assertConnected();
+            s.peer.ack();
+            s.peer.expect(Frame.OP_READ); // the window opened: the read goes out after all
+            s.assertConnected();
+        }
+    }
+
+    @Test
+    void aReadFlushedWhileItsResponseAcknowledgesEarlierWorkGetsNoData() {
+        // A's queue is full of completions; the read's response is the first word of the send before it, whose
+        // completion overruns the queue and fails the queue pair: the read is flushed, and its buffer, which a
+        // poller may own again, is not written.
+        try (HostileSetup s = new HostileSetup(new Loopback.Options().cqSize(1).depth(200, 8).connect(false))) {
+            final int size = s.lo.cqA.query().size();
+            for (int i = 0; i < size; i++) {
+                s.postSend(i, 0);
+                s.peer.ack(); // within the window
+            }
+            Tests.await("A's queue full", () -> {
+                s.peer.received(); // retransmissions came too: take every send, and acknowledge them all
+                s.peer.ack();
+                return s.lo.cqA.query().depth() == size;
+            });
+            s.lo.bufA.fill((byte) 0x11);
+            s.lo.qpA.send(size, Loopback.sge(s.lo.mrA, 0, 8), 1, 0, 0);
+            s.lo.qpA.read(size + 1, Loopback.sge(s.lo.mrA, 64, 8), 1, 0x1000, 0x77, 0);
+            final HostilePeer.Received read = s.peer.expect(Frame.OP_READ);
+            s.peer.response(Frame.OP_READ_RESP).flags(Frame.FLAG_LAST).msgId(read.msgId()).reqAck(read.seq() - 2)
+                .length(8).payload(new byte[] {1, 2, 3, 4, 5, 6, 7, 8}).send();
+            Loopback.awaitState(s.lo.qpA, QpState.ERROR);
+            Tests.awaitEvent(s.lo.eventsA, r -> r.code() == EventCode.CQ_OVERRUN);
+            assertEquals(0x1111_1111_1111_1111L, s.lo.bufA.get(ValueLayout.JAVA_LONG_UNALIGNED, 64),
+                "the flushed read's buffer was written");
+        }
+    }
+
+    @Test
     void shouldFailConnectionWhenReceiverNotReadyNakNamesRead() {
         try (HostileSetup s = new HostileSetup()) {
             final int seq = s.postRead(1, 8).seq();

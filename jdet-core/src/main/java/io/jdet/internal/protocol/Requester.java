@@ -562,8 +562,8 @@ public final class Requester implements OrderedStream {
             // (processed first) covers every request before the one refused.
             return seq == lastAcked + 1 ? findBySeq(seq) : null;
         }
-        if (status == Frame.NAK_RNR) {
-            return null;
+        if (status == Frame.NAK_RNR || after(seq, lastAcked)) {
+            return null; // beyond the last request sent: admitted perhaps, but no responder has seen it
         }
         final SendWr w = findBySeq(seq);
         return w != null && w.needsResponse() && w.state == SendWr.ACTIVE ? w : null;
@@ -625,6 +625,11 @@ public final class Requester implements OrderedStream {
         if (after(w.endSeq, lastAcked)) {
             // The peer runs requests in order: a response to this one acknowledges it and every earlier one.
             onAck(w.endSeq, 0, now);
+            if (!qp.connected()) {
+                // Completing what it acknowledged failed the queue pair (a completion overran its CQ): this
+                // request has been flushed, and a poller may hold its buffer again. Nothing is placed there.
+                return false;
+            }
         }
         if (!w.segments.stillValid()) {
             orDepth--;

@@ -38,6 +38,8 @@ public final class Responder implements OrderedStream {
     private int expectedMsgId;
     /** The send or write whose fragments are arriving: where its next fragment starts (0 between messages). */
     private int msgOffset;
+    /** A receive completion of the request being processed found its CQ full: the queue pair fails after it. */
+    private boolean receiveCompletionLost;
     /** Its opcode and length, which every later fragment must repeat. */
     private int msgOpcode;
     private int msgLength;
@@ -191,8 +193,17 @@ public final class Responder implements OrderedStream {
         if (outcome != OK) {
             reqExpected--;
         }
+        // A receive completion the CQ could not store fails the queue pair only now, once reqExpected no longer
+        // counts a refused request: the DISCONNECT that failure sends acknowledges what it carries, and a send
+        // this side refused must not complete successfully at its sender.
+        final boolean lost = receiveCompletionLost;
+        receiveCompletionLost = false;
         if (outcome == OK) {
-            qp.frameReceived(now, (Frame.flags(f) & Frame.FLAG_FORCE_ACK) != 0);
+            if (lost) {
+                qp.completionLost();
+            } else {
+                qp.frameReceived(now, (Frame.flags(f) & Frame.FLAG_FORCE_ACK) != 0);
+            }
             return true;
         }
         if (outcome == RNR) {
@@ -201,6 +212,9 @@ public final class Responder implements OrderedStream {
         } else {
             nic.counters.naksSent++;
             qp.failRequest(outcome & 0xFFFF, seq, outcome >>> 16);
+        }
+        if (lost) {
+            qp.completionLost();
         }
         return false;
     }
@@ -332,7 +346,7 @@ public final class Responder implements OrderedStream {
         expectedMsgId++;
         nic.counters.messagesReceived++;
         if (!qp.completeRecv(r.id, status, wcFlags, length, immediate, invalidated)) {
-            qp.completionLost();
+            receiveCompletionLost = true; // acted on by process, once the request's outcome is settled
         }
     }
 
