@@ -31,9 +31,16 @@ package io.jdet;
  * (the join included); they run and complete in posting order. DET allowed one.
  *
  * <p><b>Buffers.</b> Every {@link DataSegment} must name memory registered in the group's domain: LOCAL_READ for
- * what is sent, LOCAL_WRITE for what is received. Each is checked when the collective is posted, before it takes a
- * slot, so a refused post leaves the group as it was (DET's stuck work request is gone). The memory must stay
- * untouched until the collective completes.
+ * what is sent, LOCAL_WRITE for what is received (both for a broadcast's destination, which the inner members of
+ * its tree forward from). Each is checked when the collective is posted, before it takes a slot, so a refused post
+ * leaves the group as it was (DET's stuck work request is gone). The memory must stay untouched, and its region
+ * registered, until the collective completes: a region deregistered or re-keyed meanwhile is found when the
+ * collective starts or begins a round, and fails the group with {@link WcStatus#LOCAL_PROTECTION_ERR}.
+ *
+ * <p><b>What a completion says.</b> As in MPI, a member's successful completion says that its own part is done:
+ * what it received is in place and its buffers may be reused. It does not say that the other members have their
+ * data yet: a member that only sends (a broadcast's root, a leaf of a gather) completes once its data has left its
+ * buffers, and learns of a member that failed afterwards at its next collective.
  *
  * <p><b>Errors of every post</b> besides those listed per verb: ENOTCONN if the group is not joined (no join posted,
  * or it failed) or has failed; ENOSPC if {@link CollectiveTuning#depth()} collectives are outstanding; EINVAL for
@@ -43,7 +50,9 @@ package io.jdet;
  *
  * <p><b>Failure.</b> When a member dies, its connection fails, or a collective makes no progress for
  * {@link CollectiveTuning#timeoutMs()}, the running collective completes with an error status
- * ({@link WcStatus#RETRY_EXCEEDED} for a timeout, else the failed transfer's status), the queued ones with
+ * ({@link WcStatus#RETRY_EXCEEDED} for a timeout or a lost connection, {@link WcStatus#BAD_RESPONSE} for a
+ * member's message that breaks the protocol, {@link WcStatus#LOCAL_OP_ERR} when this member cannot do its part,
+ * say its scratch memory cannot be registered, else the failed transfer's status), the queued ones with
  * {@link WcStatus#FLUSHED}, an {@link EventCode#CO_ERROR} event (type {@link ResourceType#CO}, this group as handle)
  * is raised, and the group tears its connections down so that every other member fails the same way. Later posts
  * raise ENOTCONN. Never a hang.
@@ -63,7 +72,9 @@ public interface Collective extends AutoCloseable {
      * @param rootAddress rank 0's {@link Nic#address()} (ignored on rank 0)
      * @param flags       {@link WrFlags#SUPPRESSED} or 0
      * @throws DetException EINVAL for size below 2, a rank outside [0, size), a null root address or unknown flags;
-     *                      E2BIG for a size above {@link CollectiveTuning#maxSize()}; EBUSY if this group has
+     *                      E2BIG for a size above {@link CollectiveTuning#maxSize()}, or one whose mesh (a completion
+     *                      queue entry per send and receive slot, a region of every peer's slots) would exceed the
+     *                      NIC's largest completion queue or region ({@link NicAttributes}); EBUSY if this group has
      *                      already joined or is joining; EEXIST if a group of this process joined the tag with another
      *                      size, or with this rank
      */
@@ -98,7 +109,7 @@ public interface Collective extends AutoCloseable {
      *
      * @param id      returned in the completion
      * @param root    the rank that sends
-     * @param segment the source at the root (LOCAL_READ), the destination elsewhere (LOCAL_WRITE)
+     * @param segment the source at the root (LOCAL_READ), the destination elsewhere (LOCAL_WRITE and LOCAL_READ)
      * @param flags   {@link WrFlags#SUPPRESSED} or 0
      * @throws DetException EINVAL for a bad root or a null segment; the errors of every post
      */
@@ -127,8 +138,9 @@ public interface Collective extends AutoCloseable {
      * @param dst   where this member's part lands; its length must equal the root's {@code src[rank]} (a
      *              mismatch fails the group); may be null at the root
      * @param flags {@link WrFlags#SUPPRESSED} or 0
-     * @throws DetException EINVAL if the root's array is null or not size long, or dst is null away from the root;
-     *                      the errors of every post
+     * @throws DetException EINVAL if the root's array is null or not size long, dst is null away from the root, or
+     *                      the root gives both its own block and dst and their lengths differ; the errors of every
+     *                      post
      */
     void scatterv(long id, int root, DataSegment[] src, DataSegment dst, int flags);
 
@@ -153,8 +165,9 @@ public interface Collective extends AutoCloseable {
      * @param src   this member's part (may be null at the root)
      * @param dst   at the root, one segment per rank, each as long as that rank's source; ignored elsewhere
      * @param flags {@link WrFlags#SUPPRESSED} or 0
-     * @throws DetException EINVAL if the root's array is null or not size long, or src is null away from the root;
-     *                      the errors of every post
+     * @throws DetException EINVAL if the root's array is null or not size long, src is null away from the root, or
+     *                      the root gives both src and its own {@code dst[root]} and their lengths differ; the
+     *                      errors of every post
      */
     void gatherv(long id, int root, DataSegment src, DataSegment[] dst, int flags);
 
@@ -202,7 +215,8 @@ public interface Collective extends AutoCloseable {
      * @param src   one segment per rank
      * @param dst   one segment per rank
      * @param flags {@link WrFlags#SUPPRESSED} or 0
-     * @throws DetException EINVAL if an array is null, not size long, or holds a null; the errors of every post
+     * @throws DetException EINVAL if an array is null, not size long, or holds a null, or if this member's own
+     *                      {@code src[rank]} and {@code dst[rank]} differ in length; the errors of every post
      */
     void alltoallv(long id, DataSegment[] src, DataSegment[] dst, int flags);
 
@@ -217,7 +231,9 @@ public interface Collective extends AutoCloseable {
      * @param type  the element type
      * @param flags {@link WrFlags#SUPPRESSED} or 0
      * @throws DetException EINVAL if dst, op or type is null, a length is not a multiple of 8, the lengths differ,
-     *                      or a bitwise op is asked of {@link ReduceType#FLOAT64}; the errors of every post
+     *                      or a bitwise op is asked of {@link ReduceType#FLOAT64}; E2BIG above half the NIC's largest
+     *                      region ({@link NicAttributes#maxMrSize()}: the scratch memory of a reduction holds two such
+     *                      buffers); the errors of every post
      */
     void allreduce(long id, DataSegment src, DataSegment dst, ReduceOp op, ReduceType type, int flags);
 

@@ -55,7 +55,7 @@ public interface CompletionQueue extends AutoCloseable {
     /**
      * Destroys the queue ({@code det_destroy_cq}).
      *
-     * @throws DetException EBUSY while queue pairs use it
+     * @throws DetException EBUSY while queue pairs or a {@link Collective} group (until its close) use it
      */
     @Override
     void close();

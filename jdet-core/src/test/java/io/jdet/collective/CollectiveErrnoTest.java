@@ -17,6 +17,7 @@ import org.junit.jupiter.api.function.Executable;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Every errno of the collective verbs, each raised before the post takes a slot. */
 class CollectiveErrnoTest {
@@ -87,6 +88,55 @@ class CollectiveErrnoTest {
                 g.cos[i].barrier(2, 0);
             }
             g.expectAll(WcType.BARRIER, 0);
+        }
+    }
+
+    @Test
+    void ownBlocksMustFitAndForwardersMustRead() {
+        try (Group g = new Group(2, new Configuration()).joined()) {
+            final Collective co = g.cos[0];
+            final MemoryRegion mr = g.region(0, 64);
+            final MemoryRegion writeOnly = g.pds[0].regMr(g.arena.allocate(64), Access.LOCAL_WRITE);
+            // the root's own block is copied locally: where both ends are given they must be as long
+            errno(Errno.EINVAL, () -> co.scatterv(1, 0, new DataSegment[] {Group.ds(mr, 0, 16), Group.ds(mr, 16, 8)},
+                Group.ds(mr, 32, 8), 0));
+            errno(Errno.EINVAL, () -> co.gatherv(1, 0, Group.ds(mr, 0, 16), new DataSegment[] {Group.ds(mr, 16, 8),
+                Group.ds(mr, 24, 8)}, 0));
+            errno(Errno.EINVAL, () -> co.alltoallv(1, new DataSegment[] {Group.ds(mr, 0, 16), Group.ds(mr, 16, 8)},
+                new DataSegment[] {Group.ds(mr, 32, 4), Group.ds(mr, 40, 8)}, 0));
+            // a broadcast's inner members forward from their destination
+            errno(Errno.EACCES, () -> co.bcast(1, 1, Group.ds(writeOnly), 0));
+            for (int i = 0; i < 2; i++) {
+                g.cos[i].barrier(2, 0);
+            }
+            g.expectAll(WcType.BARRIER, 0);
+        }
+    }
+
+    @Test
+    void joinRefusesAMeshTheNicCannotHold() {
+        // 4096 slots per peer: 11 peers need a completion queue of about 135 000 entries, above the NIC's largest
+        final Configuration c = new Configuration().collectives(CollectiveTuning.DEFAULT.withSlots(64, 4096));
+        try (Group g = new Group(2, c)) {
+            final int most = g.nics[0].query().maxCqSize();
+            final DetException e = assertThrows(DetException.class, () -> g.cos[0].join(1, g.tag, 12, 0,
+                g.nics[0].address(), 0));
+            assertEquals(Errno.E2BIG, e.errno(), e.getMessage());
+            assertTrue(e.getMessage().contains(String.valueOf(most)), e.getMessage());
+            g.joined(); // nothing was claimed: the group joins at a size that fits
+        }
+    }
+
+    @Test
+    void aGroupsCompletionQueueCannotBeClosedUnderIt() {
+        try (Group g = new Group(2, new Configuration()).joined()) {
+            errno(Errno.EBUSY, g.cqs[0]::close);
+            for (int i = 0; i < 2; i++) {
+                g.cos[i].barrier(1, 0);
+            }
+            g.expectAll(WcType.BARRIER, 0);
+            g.cos[0].close();
+            g.cqs[0].close(); // the group is gone: now it may go
         }
     }
 

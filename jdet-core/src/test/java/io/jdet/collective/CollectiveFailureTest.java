@@ -1,5 +1,6 @@
 package io.jdet.collective;
 
+import io.jdet.Access;
 import io.jdet.CollectiveTuning;
 import io.jdet.Configuration;
 import io.jdet.DetException;
@@ -16,6 +17,7 @@ import io.jdet.WcType;
 import io.jdet.WorkCompletion;
 import org.junit.jupiter.api.Test;
 
+import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.HashSet;
 import java.util.Set;
@@ -116,6 +118,56 @@ class CollectiveFailureTest {
                 CollectiveVerbsTest.alltoall(g, 64);
                 CollectiveVerbsTest.allreduce(g, ReduceOp.SUM, ReduceType.INT64, 300);
                 CollectiveVerbsTest.gatherv(g, 2);
+            }
+        }
+    }
+
+    @Test
+    void aRegionDeregisteredAfterThePostFailsTheGroupWithoutAByteWritten() {
+        try (Group g = new Group(2, quick()).joined()) {
+            final MemorySegment memory = g.arena.allocate(64, 8);
+            final MemoryRegion dst = g.pds[1].regMr(memory, Access.LOCAL_READ | Access.LOCAL_WRITE);
+            final MemoryRegion src = g.region(0, 64);
+            src.segment().fill((byte) 3);
+            g.cos[1].bcast(1, 0, Group.ds(dst), 0);
+            dst.close(); // before the broadcast ran: it must not write there
+            g.cos[0].bcast(1, 0, Group.ds(src), 0);
+            final WorkCompletion[] got = g.awaitAll(20_000);
+            assertEquals(WcStatus.LOCAL_PROTECTION_ERR, got[1].status(), got[1].toString());
+            for (long i = 0; i < memory.byteSize(); i++) {
+                assertEquals(0, memory.get(ValueLayout.JAVA_BYTE, i), "byte " + i + " of the deregistered region");
+            }
+            assertTrue(coErrorHandles(g).contains(g.cos[1]));
+            assertEquals(Errno.ENOTCONN, assertThrows(DetException.class, () -> g.cos[1].barrier(2, 0)).errno());
+        }
+    }
+
+    @Test
+    void scratchMemoryThatCannotBeRegisteredFailsTheGroupAsThisMembersOwnError() {
+        // The registration quota (the device's, both members') is full when a reduction starts: the member that
+        // first needs its scratch memory cannot register it and says so with LOCAL_OP_ERR (not a timeout); the
+        // other fails too, never hangs, and neither reports a sum.
+        try (Group g = new Group(2, quick().maxRegisteredBytes(4L << 20)).joined()) {
+            final MemoryRegion[] mr = {g.region(0, 64), g.region(1, 64)};
+            for (long k = 4L << 20; k >= 8; k /= 2) {
+                while (true) {
+                    try {
+                        g.pds[1].regMr(g.arena.allocate(k, 8), Access.LOCAL_READ);
+                    } catch (final DetException full) {
+                        assertEquals(Errno.EDQUOT, full.errno());
+                        break;
+                    }
+                }
+            }
+            g.cos[0].reduce(2, 0, Group.ds(mr[0]), Group.ds(mr[0]), ReduceOp.SUM, ReduceType.INT64, 0);
+            g.cos[1].reduce(2, 0, Group.ds(mr[1]), null, ReduceOp.SUM, ReduceType.INT64, 0);
+            final WorkCompletion[] got = g.awaitAll(20_000);
+            assertTrue(got[0].status() == WcStatus.LOCAL_OP_ERR || got[1].status() == WcStatus.LOCAL_OP_ERR,
+                got[0] + " / " + got[1]);
+            final Set<Object> failed = coErrorHandles(g);
+            for (int i = 0; i < 2; i++) {
+                assertNotEquals(WcStatus.SUCCESS, got[i].status(), got[i].toString());
+                assertTrue(failed.contains(g.cos[i]), "CO_ERROR of member " + i);
             }
         }
     }

@@ -43,6 +43,10 @@ public final class CollectiveImpl implements Collective {
     final CqImpl cq;
     final CollectiveTuning tuning;
     private final long timeoutNs;
+    /** The NIC's largest memory region: the most scratch memory the group can register. */
+    private final long maxRegion;
+    /** The NIC's largest completion queue: the mesh's must fit. */
+    private final int maxCqSize;
     final ReentrantLock lock = new ReentrantLock();
     private volatile State state = State.CREATED;
     private final Runnable hook = this::progress;
@@ -62,8 +66,11 @@ public final class CollectiveImpl implements Collective {
     private final ArrayDeque<Request> queue = new ArrayDeque<>();
     /** Requests whose collectives completed, for the next posts to reuse (under {@link #lock}). */
     private final ArrayDeque<Request> spare = new ArrayDeque<>();
-    /** What {@link Algorithms} asks for scratch memory: made once, not at every collective. */
-    private final Algorithms.Scratch scratchSource = this::scratch;
+    /**
+     * What {@link Algorithms} asks for scratch memory: made once, not at every collective. Read when the first
+     * collective starts; a test in this package may replace it before then, to make scratch memory fail.
+     */
+    Algorithms.Scratch scratchSource = this::scratch;
     /** Builds each collective's schedule; made at the first, once the rank and size are known. */
     private Algorithms algorithms;
     private Request current;
@@ -85,6 +92,9 @@ public final class CollectiveImpl implements Collective {
         this.cq = cq;
         this.tuning = tuning;
         this.timeoutNs = TimeUnit.MILLISECONDS.toNanos(tuning.timeoutMs());
+        final io.jdet.NicAttributes nic = pd.nic().query();
+        this.maxRegion = nic.maxMrSize();
+        this.maxCqSize = nic.maxCqSize();
         for (int i = 0; i < wcs.length; i++) {
             wcs[i] = new WorkCompletion();
         }
@@ -119,6 +129,17 @@ public final class CollectiveImpl implements Collective {
         }
         if (joinSize > tuning.maxSize()) {
             throw new DetException(Errno.E2BIG, "size " + joinSize + " above the maximum " + tuning.maxSize());
+        }
+        final long entries = Joiner.meshCqEntries(joinSize, tuning);
+        if (entries > maxCqSize) {
+            throw new DetException(Errno.E2BIG, joinSize + " members with " + tuning.slots() + " slots each need a "
+                + "completion queue of " + entries + " entries; the NIC's largest holds " + maxCqSize);
+        }
+        final long slotBytes = Joiner.slotRegionBytes(joinSize, tuning);
+        if (slotBytes > maxRegion) {
+            throw new DetException(Errno.E2BIG, joinSize + " members with " + tuning.slots() + " slots of "
+                + tuning.slotBytes() + " bytes need a region of " + slotBytes + " bytes; the NIC's largest is "
+                + maxRegion);
         }
         lock.lock();
         try {
@@ -164,8 +185,9 @@ public final class CollectiveImpl implements Collective {
         final Request q = request(WcType.BCAST, id, flags);
         checkRoot(root);
         q.root = root;
-        q.dst = resolve(required(segment, "segment"), root == rank ? Access.LOCAL_READ : Access.LOCAL_WRITE,
-            "segment", q.dstHeld);
+        // A member of the tree's inside forwards what it received from its own segment: it reads it too.
+        q.dst = resolve(required(segment, "segment"), root == rank ? Access.LOCAL_READ
+            : Access.LOCAL_WRITE | Access.LOCAL_READ, "segment", q.dstHeld);
         q.length = q.dst.length();
         enqueue(q);
     }
@@ -205,6 +227,7 @@ public final class CollectiveImpl implements Collective {
         if (rank == root) {
             q.srcV = resolveAll(src, Access.LOCAL_READ, "src", true, q, true);
             q.dst = dst == null ? null : resolve(dst, Access.LOCAL_WRITE, "dst", q.dstHeld);
+            checkOwnBlock(q.srcV[rank], q.dst, "src[" + rank + "]", "dst");
             q.length = sum(q.srcV);
         } else {
             q.dst = resolve(required(dst, "dst"), Access.LOCAL_WRITE, "dst", q.dstHeld);
@@ -248,6 +271,7 @@ public final class CollectiveImpl implements Collective {
         if (rank == root) {
             q.dstV = resolveAll(dst, Access.LOCAL_WRITE, "dst", true, q, false);
             q.src = src == null ? null : resolve(src, Access.LOCAL_READ, "src", q.srcHeld);
+            checkOwnBlock(q.src, q.dstV[rank], "src", "dst[" + rank + "]");
             q.length = sum(q.dstV);
         } else {
             q.src = resolve(required(src, "src"), Access.LOCAL_READ, "src", q.srcHeld);
@@ -306,6 +330,7 @@ public final class CollectiveImpl implements Collective {
         final Request q = request(WcType.ALLTOALLV, id, flags);
         q.srcV = resolveAll(src, Access.LOCAL_READ, "src", false, q, true);
         q.dstV = resolveAll(dst, Access.LOCAL_WRITE, "dst", false, q, false);
+        checkOwnBlock(q.srcV[rank], q.dstV[rank], "src[" + rank + "]", "dst[" + rank + "]");
         q.length = sum(q.dstV);
         enqueue(q);
     }
@@ -392,7 +417,7 @@ public final class CollectiveImpl implements Collective {
     /** Checks member {@code index}'s segment of a vector (or a lone segment, index -1) and fills {@code into}. */
     private Buf resolve(final DataSegment ds, final int access, final String what, final int index, final Buf into) {
         final MrImpl mr = pd.region(ds, access, what, index);
-        return into.set(mr.segment(), ds.address() - mr.address(), ds.address(), ds.length(), ds.lKey());
+        return into.set(mr, mr.segment(), ds.address() - mr.address(), ds.address(), ds.length(), ds.lKey());
     }
 
     private Buf[] resolveAll(final DataSegment[] ds, final int access, final String what, final boolean ownMayBeNull,
@@ -414,6 +439,14 @@ public final class CollectiveImpl implements Collective {
         return out;
     }
 
+    /** A member's own block is copied locally: where both ends are given, they must be as long (EINVAL). */
+    private static void checkOwnBlock(final Buf from, final Buf to, final String fromName, final String toName) {
+        if (from != null && to != null && from.length() != to.length()) {
+            throw new DetException(Errno.EINVAL, fromName + " is " + from.length() + " bytes but " + toName + " "
+                + to.length() + ": this member's own block must fit exactly");
+        }
+    }
+
     private static long sum(final Buf[] bufs) {
         long n = 0;
         for (final Buf b : bufs) {
@@ -433,10 +466,15 @@ public final class CollectiveImpl implements Collective {
         q.reduceType = type;
     }
 
-    private static void checkElements(final Request q) {
+    private void checkElements(final Request q) {
         final long n = (q.dst != null ? q.dst : q.src).length();
         if (n % 8 != 0 || q.src != null && q.dst != null && q.src.length() != q.dst.length()) {
             throw new DetException(Errno.EINVAL, "lengths must be equal multiples of 8 bytes");
+        }
+        final long most = maxRegion / 2;
+        if (n > most) {
+            throw new DetException(Errno.E2BIG, n + " bytes to reduce; the most is " + most
+                + " (the reduction's scratch memory, one region, holds two such buffers)");
         }
         q.length = n;
     }
@@ -493,6 +531,13 @@ public final class CollectiveImpl implements Collective {
             cq.completeCollective(joinId, status, WcType.JOIN, 0);
             flushQueued();
             cq.raiseCollectiveEvent(EventCode.CO_ERROR.code(), this);
+            // Members that completed their join (the root failed after releasing them) learn at once, not by
+            // timeout: the queue pairs the joiner connected go to ERROR, which tells each peer.
+            for (final AutoCloseable c : owned) {
+                if (c instanceof QueuePair qp) {
+                    toError(qp);
+                }
+            }
         } finally {
             lock.unlock();
         }
@@ -536,12 +581,29 @@ public final class CollectiveImpl implements Collective {
             } else if (now - lastProgressNs > timeoutNs) {
                 fail(WcStatus.RETRY_EXCEEDED, current.type + " made no progress in " + tuning.timeoutMs() + " ms");
             }
-        } catch (final RuntimeException e) {
-            fail(e instanceof IllegalStateException ? WcStatus.BAD_RESPONSE : WcStatus.RETRY_EXCEEDED,
-                String.valueOf(e.getMessage()));
+        } catch (final RuntimeException | Error e) {
+            // Whatever went wrong ends the group, never a poll that throws and leaves a collective half run
+            // (a later pass would otherwise find nothing pending and complete it successfully).
+            fail(failureStatus(e), String.valueOf(e));
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * What a throwable in progress means for the collective: a peer's message that broke the rules
+     * ({@link IllegalStateException}) is {@code BAD_RESPONSE}; a post refused because a connection failed is
+     * {@code RETRY_EXCEEDED}, as that connection's flushed work would say; anything else is this member's own
+     * failure (its scratch memory could not be registered, say), {@code LOCAL_OP_ERR}.
+     */
+    private static WcStatus failureStatus(final Throwable e) {
+        if (e instanceof IllegalStateException) {
+            return WcStatus.BAD_RESPONSE;
+        }
+        if (e instanceof DetException d && d.errno() == Errno.ENOTCONN) {
+            return WcStatus.RETRY_EXCEEDED;
+        }
+        return WcStatus.LOCAL_OP_ERR;
     }
 
     private void handle(final WorkCompletion wc, final long now) {
@@ -569,6 +631,11 @@ public final class CollectiveImpl implements Collective {
                     return;
                 }
                 start(queue.poll(), now);
+                if (!current.buffersValid()) {
+                    fail(WcStatus.LOCAL_PROTECTION_ERR, current.type + ": a buffer's region was deregistered or "
+                        + "re-keyed after the post");
+                    return;
+                }
             }
             for (final Channel ch : channels) {
                 if (ch != null) {
@@ -579,6 +646,12 @@ public final class CollectiveImpl implements Collective {
                 }
             }
             if (recvsPending > 0 || sendOpsPending > 0 || chunksInFlight > 0) {
+                return;
+            }
+            if (!current.buffersValid()) {
+                // As a queue pair's work request finds its region gone: no byte more goes to or from it.
+                fail(WcStatus.LOCAL_PROTECTION_ERR, current.type + ": a buffer's region was deregistered or "
+                    + "re-keyed while the collective ran");
                 return;
             }
             runLocals(round);
@@ -604,11 +677,11 @@ public final class CollectiveImpl implements Collective {
         if (algorithms == null) {
             algorithms = new Algorithms(schedule, rank, size, tuning, scratchSource); // rank and size are final now
         }
-        algorithms.build(q);
-        round = 0;
+        round = 0; // before the build, which may throw: a failed start leaves no count of an earlier collective
         recvsPending = 0;
         sendOpsPending = 0;
         lastProgressNs = now;
+        algorithms.build(q);
         if (schedule.rounds > 0) {
             startRound(0);
         }
@@ -657,7 +730,7 @@ public final class CollectiveImpl implements Collective {
                 scratchMr.close();
                 scratchArena.close();
             }
-            final long grown = Math.max(need, scratchMr == null ? 0 : scratchMr.length() * 2);
+            final long grown = Math.max(need, Math.min(maxRegion, scratchMr == null ? 0 : scratchMr.length() * 2));
             scratchArena = Arena.ofShared();
             scratchMr = pd.regMr(scratchArena.allocate(grown, 64), Access.LOCAL_READ | Access.LOCAL_WRITE);
         }
@@ -697,12 +770,16 @@ public final class CollectiveImpl implements Collective {
         for (final Channel ch : channels) {
             if (ch != null) {
                 ch.clear();
-                try {
-                    ch.qp.modify(new QpModify().state(QpState.ERROR));
-                } catch (final RuntimeException alreadyDown) {
-                    // the queue pair failed or closed already; the peer knows
-                }
+                toError(ch.qp);
             }
+        }
+    }
+
+    private static void toError(final QueuePair qp) {
+        try {
+            qp.modify(new QpModify().state(QpState.ERROR));
+        } catch (final RuntimeException alreadyDown) {
+            // the queue pair failed or closed already; the peer knows
         }
     }
 

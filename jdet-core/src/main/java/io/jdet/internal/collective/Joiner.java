@@ -1,6 +1,7 @@
 package io.jdet.internal.collective;
 
 import io.jdet.Access;
+import io.jdet.CollectiveTuning;
 import io.jdet.CompletionQueue;
 import io.jdet.ConnectionListener;
 import io.jdet.ConnectionRejectedException;
@@ -84,11 +85,11 @@ final class Joiner implements Runnable {
             final int dataSlots = co.tuning.slots();
             final int perPeer = Channel.slotsPerPeer(dataSlots);
             final int slotBytes = co.tuning.slotBytes();
-            final int sqDepth = 2 * dataSlots + Channel.SPARE;
-            dataCq = own(nic.createCq((p - 1) * (sqDepth + perPeer) + 64, null));
+            final int sqDepth = sendQueueDepth(dataSlots);
+            dataCq = own(nic.createCq((int) meshCqEntries(p, co.tuning), null));
             final Arena arena = own(Arena.ofShared());
             final int regionSlots = Channel.regionSlots(dataSlots);
-            final MemorySegment slotMem = arena.allocate((long) (p - 1) * regionSlots * slotBytes, 64);
+            final MemorySegment slotMem = arena.allocate(slotRegionBytes(p, co.tuning), 64);
             final MemoryRegion slotMr = own(co.pd.regMr(slotMem, Access.LOCAL_READ | Access.LOCAL_WRITE
                 | (Channel.WRITE_MODE ? Access.REMOTE_WRITE : 0)));
             final Channel[] mesh = new Channel[p];
@@ -168,6 +169,35 @@ final class Joiner implements Runnable {
     /** Control queue pairs of acceptances the member gave up: their flushed receives are expected. */
     private final List<QueuePair> abandoned = new ArrayList<>();
     private int tableMax;
+
+    /** Each mesh queue pair's send queue: a send and a credit per data slot, and spares. */
+    private static int sendQueueDepth(final int dataSlots) {
+        return 2 * dataSlots + Channel.SPARE;
+    }
+
+    /**
+     * The entries of a member's mesh completion queue (every mesh queue pair's sends and receives), which
+     * {@code Collective.join} checks against the NIC's largest completion queue before it starts.
+     *
+     * @param p the group size
+     * @param t the tunables
+     * @return the entries
+     */
+    static long meshCqEntries(final int p, final CollectiveTuning t) {
+        return (long) (p - 1) * (sendQueueDepth(t.slots()) + Channel.slotsPerPeer(t.slots())) + 64;
+    }
+
+    /**
+     * The bytes of a member's slot region (every peer's receive and bounce slots, one region), which
+     * {@code Collective.join} checks against the NIC's largest region before it starts.
+     *
+     * @param p the group size
+     * @param t the tunables
+     * @return the bytes
+     */
+    static long slotRegionBytes(final int p, final CollectiveTuning t) {
+        return (long) (p - 1) * Channel.regionSlots(t.slots()) * t.slotBytes();
+    }
 
     private void ctrlMemory(final int slotsNeeded) {
         recordMax = 2 + MAX_ADDRESS + ENTRY * p;

@@ -75,6 +75,26 @@ final class Request {
         return dstVBufs[i];
     }
 
+    /** Whether every buffer of this collective may still be touched (see {@link Buf#stillValid}). */
+    boolean buffersValid() {
+        return valid(src) && valid(dst) && valid(srcV) && valid(dstV);
+    }
+
+    private static boolean valid(final Buf b) {
+        return b == null || b.stillValid();
+    }
+
+    private static boolean valid(final Buf[] bufs) {
+        if (bufs != null) {
+            for (final Buf b : bufs) {
+                if (!valid(b)) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
     private static Buf[] bufs(final int size) {
         final Buf[] b = new Buf[size];
         for (int i = 0; i < size; i++) {

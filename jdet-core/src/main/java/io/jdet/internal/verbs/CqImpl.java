@@ -456,6 +456,9 @@ public final class CqImpl implements CompletionQueue {
             if (users > 0) {
                 throw new DetException(Errno.EBUSY, users + " queue pair(s) use the completion queue");
             }
+            if (hooks.length > 0) {
+                throw new DetException(Errno.EBUSY, hooks.length + " collective group(s) use the completion queue");
+            }
             closed = true;
             nic.cqs.remove(this);
         } finally {

@@ -48,7 +48,7 @@ public final class MrImpl implements MemoryRegion, Region {
     int lKey;
     int rKey;
     int boundWindows;
-    boolean valid;
+    volatile boolean valid; // read by collectives' progress without the engine lock
 
     private MrImpl(final PdImpl pd, final MemorySegment segment, final int access) {
         this.nic = pd.nic;

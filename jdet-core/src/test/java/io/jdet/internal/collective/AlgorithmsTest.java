@@ -59,7 +59,7 @@ class AlgorithmsTest {
     private Buf buf(final long bytes) {
         final MemorySegment region = arena.allocate(bytes + 2 * PAD, 8);
         region.fill(PAD_FILL);
-        final Buf b = new Buf().set(region, PAD, region.address() + PAD, bytes, 0);
+        final Buf b = new Buf().set(null, region, PAD, region.address() + PAD, bytes, 0);
         view(b).fill((byte) 0x77);
         pads.add(region);
         return b;

@@ -3,6 +3,8 @@ package io.jdet.internal.verbs;
 import io.jdet.CompletionQueue;
 import io.jdet.CqArm;
 import io.jdet.Det;
+import io.jdet.DetException;
+import io.jdet.Errno;
 import io.jdet.EventCode;
 import io.jdet.EventQueue;
 import io.jdet.EventRecord;
@@ -118,7 +120,8 @@ class CqHooksTest {
             final Nic nic = det.openNic(Tests.uniqueFabric("hooks"), null);
             final CqImpl cq = (CqImpl) nic.createCq(8, null);
             final int[] runs = new int[1];
-            cq.addPollHook(() -> runs[0]++);
+            final Runnable hook = () -> runs[0]++;
+            cq.addPollHook(hook);
             assertTrue(cq.completeCollective(1, WcStatus.SUCCESS, WcType.BCAST, 16));
             assertTrue(cq.completeCollective(2, WcStatus.REMOTE_OP_ERR, WcType.BCAST, 0));
             assertTrue(cq.completeCollective(3, WcStatus.SUCCESS, WcType.BCAST, 32));
@@ -133,9 +136,12 @@ class CqHooksTest {
             assertEquals(32, two[0].length());
             assertEquals(0, cq.drain(two));
             assertUsableFromAnotherThread(nic);
+            assertEquals(Errno.EBUSY, assertThrows(DetException.class, cq::close).errno(),
+                "a group's queue cannot be destroyed under it");
+            cq.removePollHook(hook);
             cq.close();
             assertThrows(IllegalStateException.class, () -> cq.drain(two));
-            assertThrows(IllegalStateException.class, () -> cq.poll(two), "a poll with hooks checks too");
+            assertThrows(IllegalStateException.class, () -> cq.poll(two));
             assertEquals(0, runs[0], "a destroyed queue's poll runs no hook");
             assertUsableFromAnotherThread(nic); // the refusals released the lock too
             assertFalse(cq.completeCollective(4, WcStatus.SUCCESS, WcType.BCAST, 0),
