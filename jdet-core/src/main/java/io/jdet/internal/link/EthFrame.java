@@ -32,9 +32,6 @@ final class EthFrame {
     static final int BAD_SOURCE = -5;
     static final int TRUNCATED = -6;
 
-    private static final ValueLayout.OfShort U16_LE = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(
-        java.nio.ByteOrder.LITTLE_ENDIAN);
-
     private EthFrame() {
     }
 
@@ -78,8 +75,7 @@ final class EthFrame {
         if (!EthAddress.unicast(src)) {
             return BAD_SOURCE;
         }
-        final int declared = Frame.HEADER_LENGTH
-            + (buffer.get(U16_LE, HEADER + Frame.PAYLOAD_LENGTH_OFFSET) & 0xFFFF);
+        final int declared = Frame.wireLength(buffer, HEADER); // a protected frame's trailer included
         return declared > length - HEADER ? TRUNCATED : declared;
     }
 

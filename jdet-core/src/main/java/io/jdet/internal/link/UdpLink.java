@@ -44,10 +44,6 @@ public final class UdpLink implements Link {
     private static final int RX_BATCH = 16;
     /** Socket buffers asked for: large, so bursts of 64 KiB frames are not dropped by the kernel. */
     private static final int SOCKET_BUFFER = 8 << 20;
-    /** Where a frame's payload length lies in its header (little-endian u16). */
-    private static final int PAYLOAD_LENGTH_OFFSET = 6;
-    private static final ValueLayout.OfShort LE_SHORT = ValueLayout.JAVA_SHORT_UNALIGNED
-        .withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
     private final Arena arena = Arena.ofShared();
     private final int fd;
     private final SocketWait wait;
@@ -341,10 +337,8 @@ public final class UdpLink implements Link {
                 }
                 return;
             }
-            final boolean sealed = (datagram.get(LE_SHORT, at + io.jdet.internal.wire.Frame.FLAGS_OFFSET)
-                & io.jdet.internal.wire.Frame.FLAG_PROTECTED) != 0;
-            final int stated = header + (datagram.get(LE_SHORT, at + PAYLOAD_LENGTH_OFFSET) & 0xFFFF)
-                + (sealed ? io.jdet.internal.wire.Frame.PROTECTED_TRAILER_LENGTH : 0);
+            // a protected frame of a queue pair carries the seal's trailer; a connection manager frame never does
+            final int stated = io.jdet.internal.wire.Frame.wireLength(datagram, at);
             final int frameLength = Math.min(stated, left);
             final MemorySegment frame;
             final ByteBuffer frameView;

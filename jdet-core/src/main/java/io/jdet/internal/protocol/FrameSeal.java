@@ -293,7 +293,8 @@ public final class FrameSeal {
 
     /**
      * Opens a received protected frame: checks its packet number against the replay window and its tag, and for
-     * ENCRYPT decrypts its payload. A frame that fails is counted and dropped.
+     * ENCRYPT decrypts its payload. A frame that fails is counted and dropped, as is one longer than the NIC's
+     * MTU ({@code rx.bad_header}).
      *
      * @param f      the frame, header checked, its CRC field 0
      * @param length its length, trailer included
@@ -302,6 +303,12 @@ public final class FrameSeal {
      */
     public MemorySegment open(final MemorySegment f, final int length) {
         final int n = length - Frame.HEADER_LENGTH - TRAILER_LENGTH;
+        if (Frame.HEADER_LENGTH + n > buffers.rxFrame.byteSize()) {
+            // Longer than any frame this NIC sends or takes (its MTU; a datagram may hold more): no sender
+            // made it, and it would not fit the scratch memory it is opened in.
+            counters.badHeader++;
+            return null;
+        }
         final int prefixAt = length - PN_LENGTH - STREAM_LENGTH;
         final long pn = f.get(LE_LONG, prefixAt);
         final long block = f.get(LE_LONG, prefixAt + PN_LENGTH);

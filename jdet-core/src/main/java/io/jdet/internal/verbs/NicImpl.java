@@ -739,7 +739,7 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
         counters.framesReceived++;
         if (frameLength < Frame.HEADER_LENGTH || Frame.magic(frame) != Frame.MAGIC
             || Frame.version(frame) != Frame.VERSION || (Frame.flags(frame) & ~Frame.ALL_FLAGS) != 0
-            || Frame.payloadLength(frame) != frameLength - Frame.HEADER_LENGTH - trailerOf(frame)) {
+            || Frame.wireLength(frame, 0) != frameLength) {
             counters.badHeader++;
             return;
         }
@@ -830,11 +830,6 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
         }
     }
 
-    /** The trailer a frame declares: a protected frame of a queue pair carries one, a CM frame never. */
-    private static int trailerOf(final MemorySegment f) {
-        return (Frame.flags(f) & Frame.FLAG_PROTECTED) != 0 && !Frame.isConnectionManager(Frame.opcode(f))
-            ? FrameSeal.TRAILER_LENGTH : 0;
-    }
 
     private static boolean knownOpcode(final int opcode) {
         return opcode <= Frame.OP_FETCH_ADD || opcode == Frame.OP_ACK || opcode == Frame.OP_DISCONNECT

@@ -300,6 +300,34 @@ public final class Frame {
         return opcode >= OP_CM_REQUEST && opcode <= OP_CM_COOKIE;
     }
 
+    /**
+     * The bytes a frame carries after its payload: the seal's trailer ({@link #PROTECTED_TRAILER_LENGTH}) for a
+     * protected frame of a queue pair, none for a connection manager frame (protected or not: its MAC is in its
+     * payload) or a plain one.
+     *
+     * @param flags  the frame's flags
+     * @param opcode the frame's opcode
+     * @return the trailer's length
+     */
+    public static int trailerLength(final int flags, final int opcode) {
+        return (flags & FLAG_PROTECTED) != 0 && !isConnectionManager(opcode) ? PROTECTED_TRAILER_LENGTH : 0;
+    }
+
+    /**
+     * The bytes a frame says it occupies (header, payload, trailer), from the header at {@code at} of {@code buf}:
+     * what a link that carries several frames in one datagram, or frames in padded Ethernet frames, splits by. The
+     * caller has checked that a whole header lies there; the result is a claim to check against what arrived.
+     *
+     * @param buf the memory holding the frame
+     * @param at  where its header starts
+     * @return header + payload + trailer bytes, at most 65615
+     */
+    public static int wireLength(final MemorySegment buf, final long at) {
+        final int flags = buf.get(U16, at + FLAGS_OFFSET) & 0xFFFF;
+        final int opcode = buf.get(ValueLayout.JAVA_BYTE, at + OPCODE_OFFSET) & 0xFF;
+        return HEADER_LENGTH + (buf.get(U16, at + PAYLOAD_LENGTH_OFFSET) & 0xFFFF) + trailerLength(flags, opcode);
+    }
+
     /** @param f a frame @return its address */
     public static long address(final MemorySegment f) {
         return f.get(U64, ADDRESS_OFFSET);

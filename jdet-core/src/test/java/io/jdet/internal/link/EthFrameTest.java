@@ -42,6 +42,22 @@ class EthFrameTest {
     }
 
     @Test
+    void shouldCountAProtectedFramesTrailerButNotAConnectionManagerFrames() {
+        // A protected frame of a queue pair carries the seal's trailer after its payload (not in the payload
+        // length); trimmed to payload alone, its CRC and tag would fail and no protected connection would work.
+        final int trailer = Frame.PROTECTED_TRAILER_LENGTH;
+        int length = frame(OWN, PEER, TYPE, 100) + trailer;
+        buffer.set(ValueLayout.JAVA_BYTE, EthFrame.HEADER + Frame.OPCODE_OFFSET, (byte) Frame.OP_WRITE);
+        buffer.set(LE_SHORT, EthFrame.HEADER + Frame.FLAGS_OFFSET, (short) Frame.FLAG_PROTECTED);
+        assertEquals(Frame.HEADER_LENGTH + 100 + trailer, EthFrame.check(buffer, length, OWN, TYPE));
+        assertEquals(EthFrame.TRUNCATED, EthFrame.check(buffer, length - 1, OWN, TYPE), "the trailer cut short");
+        length = frame(OWN, PEER, TYPE, 32);
+        buffer.set(ValueLayout.JAVA_BYTE, EthFrame.HEADER + Frame.OPCODE_OFFSET, (byte) Frame.OP_CM_READY);
+        assertEquals(Frame.HEADER_LENGTH + 32, EthFrame.check(buffer, length + 30, OWN, TYPE),
+            "a protected CM frame has no trailer: what follows is padding");
+    }
+
+    @Test
     void shouldTrimEthernetPaddingToTheDeclaredLength() {
         final int length = frame(OWN, PEER, TYPE, 0);
         assertEquals(Frame.HEADER_LENGTH, EthFrame.check(buffer, length + 30, OWN, TYPE));

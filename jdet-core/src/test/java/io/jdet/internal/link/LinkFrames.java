@@ -31,6 +31,22 @@ final class LinkFrames {
         return header;
     }
 
+    /**
+     * A header as {@link #header} makes it, but with an opcode, flags, and a payload-length field that may say less
+     * than the payload holds (a protected frame's trailer follows its payload and is not counted there).
+     */
+    static MemorySegment header(final int opcode, final int flags, final int payloadLength,
+                                final FrameGather bytesAfterHeader) {
+        final ByteBuffer view = ByteBuffer.allocateDirect(HEADER);
+        final MemorySegment header = MemorySegment.ofBuffer(view);
+        final ValueLayout.OfShort u16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
+        header.set(ValueLayout.JAVA_BYTE, io.jdet.internal.wire.Frame.OPCODE_OFFSET, (byte) opcode);
+        header.set(u16, io.jdet.internal.wire.Frame.FLAGS_OFFSET, (short) flags);
+        header.set(u16, io.jdet.internal.wire.Frame.PAYLOAD_LENGTH_OFFSET, (short) payloadLength);
+        new FrameCrc().seal(header, view, HEADER, bytesAfterHeader);
+        return header;
+    }
+
     /** A gather list of one piece over the whole of a direct buffer filled with a byte. */
     static FrameGather payload(final int length, final int fill) {
         final ByteBuffer view = ByteBuffer.allocateDirect(length);

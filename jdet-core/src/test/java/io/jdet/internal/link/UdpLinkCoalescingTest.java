@@ -1,5 +1,6 @@
 package io.jdet.internal.link;
 
+import io.jdet.internal.wire.Frame;
 import io.jdet.internal.wire.FrameGather;
 import io.jdet.testing.Tests;
 import org.junit.jupiter.api.Test;
@@ -89,6 +90,35 @@ class UdpLinkCoalescingTest {
                 assertEquals(java.util.HexFormat.of().formatHex(expected),
                     java.util.HexFormat.of().formatHex(received.frames.get(i)), "frame " + i);
             }
+        }
+    }
+
+    @Test
+    void shouldSplitProtectedFramesByTheirTrailerWhichConnectionManagerFramesDoNotCarry() throws IOException {
+        // A protected CM_READY (its MAC is its payload, no trailer), a protected SEND (payload, then the seal's
+        // 32-byte trailer, not counted in the payload length) and a plain ACK, corked into one datagram: the
+        // receiver must delimit each by the right rule, or the frames after a misread one fail their CRC.
+        final int trailer = Frame.PROTECTED_TRAILER_LENGTH;
+        try (UdpLink sender = new UdpLink(LOCAL); UdpLink receiver = new UdpLink(LOCAL)) {
+            final long toReceiver = sender.resolve(receiver.address());
+            final FrameGather mac = LinkFrames.payload(32, 1);
+            final FrameGather sealed = LinkFrames.payload(100 + trailer, 2);
+            final FrameGather none = LinkFrames.payload(0, 3);
+            sender.cork();
+            assertTrue(sender.send(toReceiver, LinkFrames.header(Frame.OP_CM_READY, Frame.FLAG_PROTECTED, 32, mac),
+                HEADER, mac));
+            assertTrue(sender.send(toReceiver, LinkFrames.header(Frame.OP_SEND, Frame.FLAG_PROTECTED, 100, sealed),
+                HEADER, sealed));
+            assertTrue(sender.send(toReceiver, LinkFrames.header(Frame.OP_ACK, 0, 0, none), HEADER, none));
+            sender.uncork();
+            assertEquals(2L, counters(sender).get("link.tx.coalesced"), "one datagram");
+            final LinkFrames.Received received = new LinkFrames.Received();
+            take(receiver, received, 1);
+            assertEquals(3, received.frames.size(), counters(receiver).toString());
+            assertEquals(HEADER + 32, received.frames.get(0).length);
+            assertEquals(HEADER + 100 + trailer, received.frames.get(1).length);
+            assertEquals(HEADER, received.frames.get(2).length);
+            assertEquals(0L, counters(receiver).get("link.rx.bad_crc"));
         }
     }
 
