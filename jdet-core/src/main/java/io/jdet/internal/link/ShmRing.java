@@ -51,6 +51,10 @@ final class ShmRing implements AutoCloseable {
     static final long CLAIM_CHECK_NS = 10_000_000L;
     /** How long a claimed slot that names no claimant waits before it is skipped. */
     static final long CLAIM_TIMEOUT_NS = 1_000_000_000L;
+    /** The smallest MTU a ring may declare: {@code Configuration.shmMtu}'s least (a smaller one leaves no payload). */
+    static final int MIN_MTU = 512;
+    /** Claims a producer tries before it calls the ring full (other producers took every ticket it saw). */
+    static final int MAX_CLAIM_TRIES = 64;
 
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
     private static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
@@ -93,8 +97,15 @@ final class ShmRing implements AutoCloseable {
     private long skipped;
     /** Producer view only: when the owner's liveness may next be read from {@code /proc}. */
     private long livenessCheckNs;
+    /** Owner view only: set by {@link #close}; the owner never takes the shared state word's word for it. */
+    private volatile boolean closing;
 
-    private ShmRing(final Arena arena, final MemorySegment memory, final Path file, final boolean owner) {
+    /**
+     * A view of a mapped ring whose geometry was checked (or written) by the caller: the values are taken once and
+     * never read from the shared header again, since another process may change it at any moment.
+     */
+    private ShmRing(final Arena arena, final MemorySegment memory, final Path file, final boolean owner,
+                    final int slotCount, final int slotSize, final int mtu) {
         this.arena = arena;
         this.memory = memory;
         this.file = file;
@@ -102,9 +113,9 @@ final class ShmRing implements AutoCloseable {
         this.ownerId = memory.get(ValueLayout.JAVA_LONG, OWNER_ID_OFFSET);
         this.ownerPid = memory.get(ValueLayout.JAVA_LONG, OWNER_PID_OFFSET);
         this.ownerStart = memory.get(ValueLayout.JAVA_LONG, OWNER_START_OFFSET);
-        this.mask = memory.get(ValueLayout.JAVA_INT, SLOT_COUNT_OFFSET) - 1;
-        this.slotSize = memory.get(ValueLayout.JAVA_INT, SLOT_SIZE_OFFSET);
-        this.mtu = memory.get(ValueLayout.JAVA_INT, MTU_OFFSET);
+        this.mask = slotCount - 1;
+        this.slotSize = slotSize;
+        this.mtu = mtu;
         if (owner) {
             frames = new MemorySegment[mask + 1];
             views = new ByteBuffer[mask + 1];
@@ -151,7 +162,7 @@ final class ShmRing implements AutoCloseable {
             }
             INT.setRelease(memory, (long) STATE_OFFSET, STATE_OPEN); // release: publishes the header above
             Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE);
-            return new ShmRing(arena, memory, file, true);
+            return new ShmRing(arena, memory, file, true, slotCount, slotSize, mtu);
         } catch (final IOException | RuntimeException e) {
             arena.close();
             Files.deleteIfExists(temporary);
@@ -174,26 +185,28 @@ final class ShmRing implements AutoCloseable {
                 return null;
             }
             final MemorySegment memory = channel.map(FileChannel.MapMode.READ_WRITE, 0, length, arena);
-            if (!valid(memory, length)) {
+            // Each field read once, checked, and used as read: the file's writer may change them meanwhile.
+            final int slotCount = memory.get(ValueLayout.JAVA_INT, SLOT_COUNT_OFFSET);
+            final int slotSize = memory.get(ValueLayout.JAVA_INT, SLOT_SIZE_OFFSET);
+            final int mtu = memory.get(ValueLayout.JAVA_INT, MTU_OFFSET);
+            if (!valid(memory, length, slotCount, slotSize, mtu)) {
                 arena.close();
                 return null;
             }
-            return new ShmRing(arena, memory, file, false);
+            return new ShmRing(arena, memory, file, false, slotCount, slotSize, mtu);
         } catch (final IOException | RuntimeException e) {
             arena.close();
             return null;
         }
     }
 
-    private static boolean valid(final MemorySegment memory, final long length) {
-        final int slotCount = memory.get(ValueLayout.JAVA_INT, SLOT_COUNT_OFFSET);
-        final int slotSize = memory.get(ValueLayout.JAVA_INT, SLOT_SIZE_OFFSET);
-        final int mtu = memory.get(ValueLayout.JAVA_INT, MTU_OFFSET);
+    private static boolean valid(final MemorySegment memory, final long length, final int slotCount,
+                                 final int slotSize, final int mtu) {
         return memory.get(ValueLayout.JAVA_INT, MAGIC_OFFSET) == MAGIC
             && memory.get(ValueLayout.JAVA_INT, VERSION_OFFSET) == VERSION
             && (int) INT.getAcquire(memory, (long) STATE_OFFSET) == STATE_OPEN // pairs with create's release
             && slotCount >= 2 && Integer.bitCount(slotCount) == 1
-            && mtu >= io.jdet.internal.wire.Frame.HEADER_LENGTH && mtu <= 65_535 && slotSize == slotSize(mtu)
+            && mtu >= MIN_MTU && mtu <= 65_535 && slotSize == slotSize(mtu)
             && fileLength(slotCount, slotSize) == length;
     }
 
@@ -247,7 +260,12 @@ final class ShmRing implements AutoCloseable {
     static boolean stale(final Path file) {
         final ByteBuffer header = ByteBuffer.allocate(OWNER_START_OFFSET + Long.BYTES)
             .order(java.nio.ByteOrder.nativeOrder());
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+        // Read-write: opening a FIFO planted in the group for reading alone would block until a writer came.
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
+            java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            if (channel.size() < header.capacity()) {
+                return false; // no regular ring file (a FIFO's size is 0)
+            }
             while (header.hasRemaining() && channel.read(header) > 0) {
                 continue;
             }
@@ -258,8 +276,9 @@ final class ShmRing implements AutoCloseable {
             || header.getInt(VERSION_OFFSET) != VERSION) {
             return false;
         }
-        return header.getInt(STATE_OFFSET) == STATE_CLOSED
-            || !ProcessStamp.alive(header.getLong(OWNER_PID_OFFSET), header.getLong(OWNER_START_OFFSET));
+        // Judged by its owner's process alone: the state word is anyone's to write, and a live owner deletes its
+        // own file when it closes.
+        return !ProcessStamp.alive(header.getLong(OWNER_PID_OFFSET), header.getLong(OWNER_START_OFFSET));
     }
 
     // ---------------------------------------------------------------- producer
@@ -282,6 +301,7 @@ final class ShmRing implements AutoCloseable {
         }
         long t = (long) LONG.getVolatile(memory, (long) TAIL_OFFSET);
         long slot;
+        int tries = 0;
         while (true) {
             slot = slotOffset(t, mask, slotSize);
             final long s = (long) LONG.getAcquire(memory, slot); // pairs with the owner's release freeing it
@@ -289,18 +309,31 @@ final class ShmRing implements AutoCloseable {
                 if (LONG.compareAndSet(memory, (long) TAIL_OFFSET, t, t + 1)) {
                     break;
                 }
-                t = (long) LONG.getVolatile(memory, (long) TAIL_OFFSET);
             } else if (s - t < 0) {
                 return FULL; // the slot still holds the frame of the previous lap
-            } else {
-                t = (long) LONG.getVolatile(memory, (long) TAIL_OFFSET);
+            } else if (s - t > mask + 1) {
+                return FULL; // no lap puts a slot that far ahead: the ring was written over (ownerGone decides)
             }
+            // Another producer took ticket t (its slot is ahead by one, or by a lap once drained): the tail moved.
+            // Bounded: a ring whose writer keeps the sequences ahead of the tail is not spun on for ever.
+            if (++tries == MAX_CLAIM_TRIES) {
+                return FULL;
+            }
+            t = (long) LONG.getVolatile(memory, (long) TAIL_OFFSET);
         }
         // Plain stores: the publishing CAS below orders all of them before the owner's acquire of the sequence.
         memory.set(ValueLayout.JAVA_INT, slot + SLOT_CLAIMANT_OFFSET, (int) ProcessStamp.PID);
         final long frame = slot + SLOT_FRAME_OFFSET;
-        MemorySegment.copy(header, 0, memory, frame, headerLength);
-        payload.copyTo(memory, frame + headerLength);
+        try {
+            MemorySegment.copy(header, 0, memory, frame, headerLength);
+            payload.copyTo(memory, frame + headerLength);
+        } catch (final RuntimeException | Error e) {
+            // The claim must not outlive this (a live claimant's slot is never skipped: the ring would stall for
+            // every sender): publish the slot empty, which the owner drops as a bad length.
+            memory.set(ValueLayout.JAVA_INT, slot + SLOT_LENGTH_OFFSET, 0);
+            LONG.compareAndSet(memory, slot, t, t + 1);
+            throw e;
+        }
         memory.set(ValueLayout.JAVA_INT, slot + SLOT_LENGTH_OFFSET, headerLength + payload.totalLength());
         memory.set(ValueLayout.JAVA_INT, slot + SLOT_FLAGS_OFFSET, flags);
         memory.set(ValueLayout.JAVA_LONG, slot + SLOT_SENDER_OFFSET, sender);
@@ -445,7 +478,7 @@ final class ShmRing implements AutoCloseable {
         final int word = (int) INT.getVolatile(memory, (long) FUTEX_OFFSET);
         INT.getAndAdd(memory, (long) WAITERS_OFFSET, 1); // volatile: orders the count before the re-check below
         try {
-            if (woken.get(waiter) == 0 && isEmpty() && !closedByOwner()) {
+            if (woken.get(waiter) == 0 && isEmpty() && !closing) { // its own flag: the header may be forged
                 final MemorySegment timespec = timespecs[waiter];
                 timespec.set(ValueLayout.JAVA_LONG, 0, ns / 1_000_000_000L);
                 timespec.set(ValueLayout.JAVA_LONG, 8, ns % 1_000_000_000L);
@@ -491,6 +524,7 @@ final class ShmRing implements AutoCloseable {
     @Override
     public void close() {
         if (owner) {
+            closing = true;
             INT.setRelease(memory, (long) STATE_OFFSET, STATE_CLOSED); // release: pairs with closedByOwner
             wakeAll();
             try {

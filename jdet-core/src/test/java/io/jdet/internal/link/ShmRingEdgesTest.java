@@ -5,6 +5,7 @@ import io.jdet.internal.wire.FrameCrc;
 import io.jdet.internal.wire.FrameGather;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -142,22 +143,24 @@ class ShmRingEdgesTest {
     void theSmallestAndLargestLegalRingsOpen() throws IOException {
         create("two.ring", 2, MTU);
         assertNotNull(open("two.ring"), "two slots");
-        create("min.ring", 2, Frame.HEADER_LENGTH);
-        assertNotNull(open("min.ring"), "an MTU of one header");
+        create("min.ring", 2, ShmRing.MIN_MTU);
+        assertNotNull(open("min.ring"), "the least MTU Configuration allows");
         create("max.ring", 2, 65_535);
         assertNotNull(open("max.ring"), "an MTU of 65535");
-        create("small.ring", 2, Frame.HEADER_LENGTH - 1);
-        assertNull(open("small.ring"), "an MTU below a header");
+        create("small.ring", 2, ShmRing.MIN_MTU - 1);
+        assertNull(open("small.ring"), "an MTU that leaves a protected frame no payload (a link adopting it failed "
+            + "every post dividing by its payload size)");
         create("big.ring", 2, 65_536);
         assertNull(open("big.ring"), "an MTU above 65535");
     }
 
     @Test
-    void aRingIsStaleOnlyWhenClosedOrOrphaned() throws Exception {
+    void aRingIsStaleOnlyWhenOrphaned() throws Exception {
         create("1.ring", 8, MTU);
         assertFalse(ShmRing.stale(dir.resolve("1.ring")), "its owner runs and has it open");
-        assertTrue(ShmRing.stale(dir.resolve(copyWith("closed.ring",
-            m -> m.set(ValueLayout.JAVA_INT, ShmRingDescriptor.STATE_OFFSET, ShmRingDescriptor.STATE_CLOSED)))));
+        assertFalse(ShmRing.stale(dir.resolve(copyWith("closed.ring",
+            m -> m.set(ValueLayout.JAVA_INT, ShmRingDescriptor.STATE_OFFSET, ShmRingDescriptor.STATE_CLOSED)))),
+            "the state word is anyone's to write: a live owner's ring is never deleted by a peer");
         assertFalse(ShmRing.stale(dir.resolve(copyWith("version.ring", m -> {
             m.set(ValueLayout.JAVA_INT, ShmRingDescriptor.VERSION_OFFSET, ShmRingDescriptor.VERSION + 1);
             m.set(ValueLayout.JAVA_INT, ShmRingDescriptor.STATE_OFFSET, ShmRingDescriptor.STATE_CLOSED);
@@ -165,6 +168,10 @@ class ShmRingEdgesTest {
         final long dead = finishedProcessPid();
         assertTrue(ShmRing.stale(dir.resolve(copyWith("orphan.ring",
             m -> m.set(ValueLayout.JAVA_LONG, ShmRingDescriptor.OWNER_PID_OFFSET, dead)))));
+        assertTrue(ShmRing.stale(dir.resolve(copyWith("orphan-closed.ring", m -> {
+            m.set(ValueLayout.JAVA_LONG, ShmRingDescriptor.OWNER_PID_OFFSET, dead);
+            m.set(ValueLayout.JAVA_INT, ShmRingDescriptor.STATE_OFFSET, ShmRingDescriptor.STATE_CLOSED);
+        }))));
         Files.write(dir.resolve("short.ring"), new byte[ShmRingDescriptor.OWNER_START_OFFSET + Long.BYTES - 1]);
         assertFalse(ShmRing.stale(dir.resolve("short.ring")));
         assertFalse(ShmRing.stale(dir.resolve("missing.ring")));
@@ -208,6 +215,59 @@ class ShmRingEdgesTest {
         assertEquals(2, ring.badLength());
         assertEquals(0, ring.badCrc());
         assertTrue(slot0 >= ShmRingDescriptor.HEADER_LENGTH);
+    }
+
+    @Test
+    @Timeout(30)
+    void aProducerCallsARingWrittenOverFullInsteadOfSpinning() throws IOException {
+        // Every slot's sequence set far ahead of the tail (or the tail moved back): no lap explains it, and a
+        // producer that kept re-reading the tail would spin for ever with the engine lock held.
+        create("1.ring", 8, MTU);
+        final ShmRing sender = open("1.ring");
+        edit("1.ring", m -> {
+            for (int i = 0; i < 8; i++) {
+                m.set(ValueLayout.JAVA_LONG, ShmRingDescriptor.slotOffset(i, 7, ShmRingDescriptor.slotSize(MTU))
+                    + ShmRingDescriptor.SLOT_SEQUENCE_OFFSET, Long.MAX_VALUE - i);
+            }
+        });
+        assertEquals(ShmRing.FULL, sender.offer(7, 0, frame(1, Frame.HEADER_LENGTH), Frame.HEADER_LENGTH, NONE));
+        edit("1.ring", m -> {
+            for (int i = 0; i < 8; i++) { // a lap ahead by one: what a producer's publication looks like
+                m.set(ValueLayout.JAVA_LONG, ShmRingDescriptor.slotOffset(i, 7, ShmRingDescriptor.slotSize(MTU))
+                    + ShmRingDescriptor.SLOT_SEQUENCE_OFFSET, i + 1);
+            }
+        });
+        assertEquals(ShmRing.FULL, sender.offer(7, 0, frame(1, Frame.HEADER_LENGTH), Frame.HEADER_LENGTH, NONE),
+            "a tail that never catches up is given up after a bounded number of claims");
+    }
+
+    @Test
+    void aCopyThatFailsPublishesAnEmptySlotInsteadOfStallingTheRing() throws IOException {
+        // The payload's memory is freed between the claim and the copy: the producer's claim would stand for as long
+        // as its process lives (a live claimant's slot is never skipped), stalling the ring for every sender.
+        final ShmRing ring = create("1.ring", 8, MTU);
+        final ShmRing sender = open("1.ring");
+        final Arena gone = Arena.ofShared();
+        final java.nio.ByteBuffer view = gone.allocate(64).asByteBuffer();
+        final FrameGather freed = new FrameGather(1);
+        freed.add(MemorySegment.ofBuffer(view), view, 0, 64);
+        gone.close();
+        assertThrows(IllegalStateException.class,
+            () -> sender.offer(7, 0, frame(1, Frame.HEADER_LENGTH), Frame.HEADER_LENGTH, freed));
+        assertEquals(List.of(), drain(ring, 8), "the empty slot is dropped");
+        assertEquals(1, ring.badLength());
+        assertEquals(ShmRing.SENT, sender.offer(7, 0, frame(2, Frame.HEADER_LENGTH), Frame.HEADER_LENGTH, NONE));
+        assertEquals(List.of(2L), drain(ring, 8), "the ring goes on");
+    }
+
+    @Test
+    @Timeout(30)
+    void aFifoPlantedInTheGroupNeitherBlocksNorCountsAsAStaleRing() throws Exception {
+        final Path fifo = dir.resolve("2.ring");
+        final Process mkfifo = new ProcessBuilder("mkfifo", fifo.toString()).start();
+        assertTrue(mkfifo.waitFor(10, TimeUnit.SECONDS) && mkfifo.exitValue() == 0, "mkfifo");
+        assertFalse(ShmRing.stale(fifo), "opening it for reading alone would block until a writer came");
+        assertNull(ShmRing.open(fifo));
     }
 
     @Test
