@@ -42,7 +42,7 @@ final class CmHandshake {
     static final int MAC_LENGTH = 32;
     private static final int KEY_LENGTH = 32;
     private static final int HAS_STATIC = 1;
-    private static final byte[] LABEL = "jdet handshake v1".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] LABEL = "jdet handshake v2".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] REJECT_LABEL = "jdet reject v1".getBytes(StandardCharsets.US_ASCII);
 
     private final Security security;
@@ -244,15 +244,18 @@ final class CmHandshake {
 
     /**
      * The connection's fields, in the transcript's order: service, connection id, both queue pairs, all four initial
-     * sequence numbers, the cookie, both private data (length first).
+     * sequence numbers, the cookie, both sides' read and atomic limits (the REQUEST's and the ACCEPT's operand 1:
+     * max_or low, max_ir high; each side acts on the other's), both private data (length first).
      */
     static byte[] fields(final int serviceId, final int id, final int clientQp, final int serverQp,
                          final int clientReqIsn, final int clientRspIsn, final int serverReqIsn, final int serverRspIsn,
-                         final long cookie, final byte[] clientData, final byte[] serverData) {
-        final ByteBuffer b = ByteBuffer.allocate(48 + clientData.length + serverData.length)
+                         final long cookie, final long clientLimits, final long serverLimits, final byte[] clientData,
+                         final byte[] serverData) {
+        final ByteBuffer b = ByteBuffer.allocate(64 + clientData.length + serverData.length)
             .order(ByteOrder.LITTLE_ENDIAN);
         b.putInt(serviceId).putInt(id).putInt(clientQp).putInt(serverQp);
         b.putInt(clientReqIsn).putInt(clientRspIsn).putInt(serverReqIsn).putInt(serverRspIsn).putLong(cookie);
+        b.putLong(clientLimits).putLong(serverLimits);
         b.putInt(clientData.length).put(clientData).putInt(serverData.length).put(serverData);
         return b.array();
     }

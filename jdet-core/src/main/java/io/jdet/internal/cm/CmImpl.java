@@ -242,10 +242,11 @@ public final class CmImpl implements CmHandler {
             r.reply = data;
             r.requestIsn = isn();
             r.responseIsn = isn();
+            final int maxOr = Math.min(qp.maxOr, r.remoteMaxIr); // what the ACCEPT will carry
             if (r.handshake != null) {
                 final String failed = r.handshake.derive(false, CmHandshake.fields(r.serviceId, r.id, r.remoteQp,
                     qp.number, r.peerRequestIsn, r.peerResponseIsn, r.requestIsn, r.responseIsn, r.cookie,
-                    r.privateData, data));
+                    CmWire.pack(r.remoteMaxOr, r.remoteMaxIr), CmWire.pack(maxOr, qp.maxIr), r.privateData, data));
                 if (failed != null) {
                     nic.counters.cmAuthFailed++;
                     r.state = CmRequest.REJECTED;
@@ -258,7 +259,7 @@ public final class CmImpl implements CmHandler {
                 }
                 r.acceptBlock = concat(r.handshake.block(), r.handshake.serverMac());
             }
-            qp.maxOr = Math.min(qp.maxOr, r.remoteMaxIr);
+            qp.maxOr = maxOr;
             // Connected before the acceptance leaves: the requester's first frame cannot find it unconnected.
             qp.connectTo(r.peer, r.remoteAddress, r.remoteQp, r.requestIsn, r.responseIsn, r.peerRequestIsn,
                 r.peerResponseIsn);
@@ -524,7 +525,7 @@ public final class CmImpl implements CmHandler {
         final long isns = Frame.address(f);
         final String failed = o.handshake.derive(true, CmHandshake.fields(o.serviceId, o.id, o.qp.number,
             Frame.srcQp(f), o.requestIsn, o.responseIsn, CmWire.low(isns), CmWire.high(isns), Frame.operand2(f),
-            o.privateData, CmWire.privateData(f)));
+            CmWire.pack(o.qp.maxOr, o.qp.maxIr), Frame.operand1(f), o.privateData, CmWire.privateData(f)));
         if (failed != null) {
             return failed;
         }

@@ -19,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * keys, pinned static keys and transcripts agree.
  */
 class CmHandshakeTest {
-    private static final byte[] TAIL = CmHandshake.fields(1, 2, 3, 4, 5, 6, 7, 8, 9L, new byte[] {1, 2},
+    private static final byte[] TAIL = CmHandshake.fields(1, 2, 3, 4, 5, 6, 7, 8, 9L, 11L, 12L, new byte[] {1, 2},
         new byte[] {3});
     private static final byte[] PSK = "sixteen byte psk".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
 
@@ -53,8 +53,12 @@ class CmHandshakeTest {
     @Test
     void aDifferentTranscriptOrPreSharedKeyDisagrees() {
         final Security auth = Security.of(Security.Mode.AUTH);
-        final byte[] other = CmHandshake.fields(1, 2, 3, 4, 5, 6, 7, 8, 10L, new byte[] {1, 2}, new byte[] {3});
+        final byte[] other = CmHandshake.fields(1, 2, 3, 4, 5, 6, 7, 8, 10L, 11L, 12L, new byte[] {1, 2},
+            new byte[] {3});
         assertFalse(both(agree(auth, auth, TAIL, other)), "the cookie differs");
+        final byte[] limits = CmHandshake.fields(1, 2, 3, 4, 5, 6, 7, 8, 9L, 11L, 13L, new byte[] {1, 2},
+            new byte[] {3});
+        assertFalse(both(agree(auth, auth, TAIL, limits)), "the acceptor's read and atomic limits differ");
         final Security psk = auth.withPreSharedKey(PSK);
         assertTrue(both(agree(psk, psk, TAIL, TAIL)));
         assertFalse(both(agree(psk, auth, TAIL, TAIL)), "only one side has the pre-shared key");

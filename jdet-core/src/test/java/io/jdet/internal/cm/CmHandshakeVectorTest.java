@@ -1,6 +1,7 @@
 package io.jdet.internal.cm;
 
 import io.jdet.Security;
+import io.jdet.internal.protocol.Isn;
 import org.junit.jupiter.api.Test;
 
 import javax.crypto.KeyAgreement;
@@ -83,12 +84,13 @@ class CmHandshakeVectorTest {
     /** The connection's fields as section 14.1 lists them, integers 32-bit little-endian. */
     private static byte[] specFields(final int service, final int id, final int reqQp, final int accQp,
                                      final int reqReqIsn, final int reqRspIsn, final int accReqIsn,
-                                     final int accRspIsn, final long cookie, final byte[] reqData,
-                                     final byte[] accData) {
-        final ByteBuffer b = ByteBuffer.allocate(48 + reqData.length + accData.length).order(ByteOrder.LITTLE_ENDIAN);
+                                     final int accRspIsn, final long cookie, final int reqMaxOr,
+                                     final int reqMaxIr, final int accMaxOr, final int accMaxIr,
+                                     final byte[] reqData, final byte[] accData) {
+        final ByteBuffer b = ByteBuffer.allocate(64 + reqData.length + accData.length).order(ByteOrder.LITTLE_ENDIAN);
         b.putInt(service).putInt(id).putInt(reqQp).putInt(accQp).putInt(reqReqIsn).putInt(reqRspIsn)
-            .putInt(accReqIsn).putInt(accRspIsn).putLong(cookie).putInt(reqData.length).put(reqData)
-            .putInt(accData.length).put(accData);
+            .putInt(accReqIsn).putInt(accRspIsn).putLong(cookie).putInt(reqMaxOr).putInt(reqMaxIr).putInt(accMaxOr)
+            .putInt(accMaxIr).putInt(reqData.length).put(reqData).putInt(accData.length).put(accData);
         return b.array();
     }
 
@@ -107,7 +109,7 @@ class CmHandshakeVectorTest {
         final KeyPair ec = (KeyPair) field(c, "ephemeral");
         final KeyPair es = (KeyPair) field(s, "ephemeral");
         final byte[] th = MessageDigest.getInstance("SHA-256").digest(
-            cat("jdet handshake v1".getBytes(StandardCharsets.US_ASCII), cBlock, sBlock, tail));
+            cat("jdet handshake v2".getBytes(StandardCharsets.US_ASCII), cBlock, sBlock, tail));
         final ByteArrayOutputStream ikm = new ByteArrayOutputStream();
         ikm.writeBytes(dh(ec.getPrivate(), es.getPublic()));
         if (acceptor.staticKey() != null) {
@@ -134,7 +136,7 @@ class CmHandshakeVectorTest {
     }
 
     private static final byte[] TAIL = specFields(4711, 0x01020304, 0x55, 0x66, 1, 2, 3, 4, 0x1122334455667788L,
-        new byte[] {9, 8, 7}, new byte[] {6});
+        4, 3, 2, 1, new byte[] {9, 8, 7}, new byte[] {6});
 
     @Test
     void ephemeralKeysOnlyGiveTheSpecifiedKeys() throws Exception {
@@ -162,8 +164,9 @@ class CmHandshakeVectorTest {
     void theFieldsAreWrittenAsSpecified() {
         final byte[] reqData = {9, 8, 7};
         final byte[] accData = {6};
-        assertArrayEquals(specFields(4711, 0x01020304, 0x55, 0x66, 1, 2, 3, 4, 0x1122334455667788L, reqData, accData),
-            CmHandshake.fields(4711, 0x01020304, 0x55, 0x66, 1, 2, 3, 4, 0x1122334455667788L, reqData, accData));
+        assertArrayEquals(specFields(4711, 0x01020304, 0x55, 0x66, 1, 2, 3, 4, 0x1122334455667788L, 4, 3, 2, 1, reqData,
+            accData), CmHandshake.fields(4711, 0x01020304, 0x55, 0x66, 1, 2, 3, 4, 0x1122334455667788L,
+            Isn.pack(4, 3), Isn.pack(2, 1), reqData, accData));
     }
 
     @Test
