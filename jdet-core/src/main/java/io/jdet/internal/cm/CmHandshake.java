@@ -46,7 +46,8 @@ final class CmHandshake {
     private static final byte[] REJECT_LABEL = "jdet reject v1".getBytes(StandardCharsets.US_ASCII);
 
     private final Security security;
-    private final KeyPair ephemeral;
+    /** Made when first needed ({@link #block}, {@link #derive}): a request refused never pays for a key pair. */
+    private KeyPair ephemeral;
     private byte[] peerEphemeral;
     private byte[] peerStatic;
     private byte[] clientToServer;
@@ -58,11 +59,22 @@ final class CmHandshake {
 
     CmHandshake(final Security security) {
         this.security = security;
-        try {
-            this.ephemeral = KeyPairGenerator.getInstance("X25519").generateKeyPair();
-        } catch (final GeneralSecurityException e) {
-            throw new IllegalStateException("the JDK lacks X25519", e);
+    }
+
+    /**
+     * This side's ephemeral key pair, generated on first use: an X25519 key generation costs about 150 µs, which a
+     * listener must not spend on requests it refuses (per-source limit, backlog, untrusted key) before
+     * {@code accept} calls for it.
+     */
+    private KeyPair ephemeral() {
+        if (ephemeral == null) {
+            try {
+                ephemeral = KeyPairGenerator.getInstance("X25519").generateKeyPair();
+            } catch (final GeneralSecurityException e) {
+                throw new IllegalStateException("the JDK lacks X25519", e);
+            }
         }
+        return ephemeral;
     }
 
     /** @return the mode this side asks for */
@@ -121,7 +133,7 @@ final class CmHandshake {
         b.put((byte) security.mode().ordinal());
         b.put((byte) (security.staticKey() != null ? HAS_STATIC : 0));
         b.put((byte) 0).put((byte) 0);
-        b.put(encode(ephemeral.getPublic()));
+        b.put(encode(ephemeral().getPublic()));
         b.put(security.staticKey() != null ? encode(security.staticKey().getPublic()) : new byte[KEY_LENGTH]);
         return b.array();
     }
@@ -181,16 +193,16 @@ final class CmHandshake {
             t.writeBytes(transcriptTail);
             transcript = MessageDigest.getInstance("SHA-256").digest(t.toByteArray());
             final ByteArrayOutputStream ikm = new ByteArrayOutputStream();
-            ikm.writeBytes(dh(ephemeral.getPrivate(), peerEphemeral));
+            ikm.writeBytes(dh(ephemeral().getPrivate(), peerEphemeral));
             final byte[] serverStatic = client ? peerStatic : ownStatic();
             final byte[] clientStatic = client ? ownStatic() : peerStatic;
             if (serverStatic != null) { // es: the requester's ephemeral with the acceptor's static key
-                ikm.writeBytes(client ? dh(ephemeral.getPrivate(), serverStatic)
+                ikm.writeBytes(client ? dh(ephemeral().getPrivate(), serverStatic)
                     : dh(security.staticKey().getPrivate(), peerEphemeral));
             }
             if (clientStatic != null) { // se: the requester's static key with the acceptor's ephemeral
                 ikm.writeBytes(client ? dh(security.staticKey().getPrivate(), peerEphemeral)
-                    : dh(ephemeral.getPrivate(), clientStatic));
+                    : dh(ephemeral().getPrivate(), clientStatic));
             }
             final byte[] psk = security.preSharedKey();
             final byte[] salt = psk == null ? new byte[] {0} : concat(new byte[] {1}, psk);
