@@ -72,6 +72,8 @@ public final class EthLink implements Link {
     private final MemorySegment[] rxFrames = new MemorySegment[RX_BATCH];
     private final ByteBuffer[] rxViews = new ByteBuffer[RX_BATCH];
     private final MemorySegment rxMsgs;
+    /** Each received frame's {@code sockaddr_ll}: its packet type says whether the kernel took it as ours. */
+    private final MemorySegment rxNames;
     private final FrameCrc rxCrc = new FrameCrc();
 
     private final MemorySegment stats;
@@ -145,6 +147,7 @@ public final class EthLink implements Link {
         this.txIovs = arena.allocate((long) Posix.IOVEC_SIZE * TX_BATCH, 8);
         this.txErrno = Posix.newErrnoState(arena);
         this.rxMsgs = arena.allocate((long) Posix.MMSGHDR_SIZE * RX_BATCH, 8);
+        this.rxNames = arena.allocate((long) PacketCalls.SOCKADDR_LL_SIZE * RX_BATCH, 8);
         this.stats = arena.allocate(PacketCalls.TPACKET_STATS_SIZE, 8);
         this.statsLength = arena.allocate(ValueLayout.JAVA_INT);
         this.statsErrno = Posix.newErrnoState(arena);
@@ -174,6 +177,8 @@ public final class EthLink implements Link {
             iov.set(ValueLayout.JAVA_LONG, 8, slotSize);
             rxMsgs.set(ValueLayout.ADDRESS, (long) i * Posix.MMSGHDR_SIZE + Posix.MSG_IOV, iov);
             rxMsgs.set(ValueLayout.JAVA_LONG, (long) i * Posix.MMSGHDR_SIZE + Posix.MSG_IOVLEN, 1L);
+            rxMsgs.set(ValueLayout.ADDRESS, (long) i * Posix.MMSGHDR_SIZE + Posix.MSG_NAME,
+                rxNames.asSlice((long) i * PacketCalls.SOCKADDR_LL_SIZE, PacketCalls.SOCKADDR_LL_SIZE));
         }
     }
 
@@ -323,6 +328,10 @@ public final class EthLink implements Link {
     @Override
     public int receive(final FrameHandler handler, final int max) {
         final int batch = Math.min(max, RX_BATCH);
+        for (int i = 0; i < batch; i++) { // the kernel shortens each to what it wrote
+            rxMsgs.set(ValueLayout.JAVA_INT, (long) i * Posix.MMSGHDR_SIZE + Posix.MSG_NAMELEN,
+                PacketCalls.SOCKADDR_LL_SIZE);
+        }
         final int got;
         try {
             // errno is not captured (see Posix.RECVMMSG_UNCAPTURED): EAGAIN, EINTR or another error all mean nothing
@@ -337,6 +346,14 @@ public final class EthLink implements Link {
             final int length = rxMsgs.get(ValueLayout.JAVA_INT, msg + Posix.MMSG_LEN);
             if ((rxMsgs.get(ValueLayout.JAVA_INT, msg + PacketCalls.MSG_FLAGS) & PacketCalls.MSG_TRUNC) != 0) {
                 rxTruncated++; // larger than this interface's MTU: not from a peer on this segment
+                continue;
+            }
+            if (rxNames.get(ValueLayout.JAVA_BYTE, (long) i * PacketCalls.SOCKADDR_LL_SIZE
+                + PacketCalls.SLL_PKTTYPE) != PacketCalls.PACKET_HOST) {
+                // Not to this host as the kernel sees it: a VLAN-tagged frame (the kernel strips the tag and, with no
+                // VLAN device for it, marks it OTHERHOST), or one seen in promiscuous mode. A host on another VLAN
+                // of the trunk must not reach this NIC.
+                rxForeign++;
                 continue;
             }
             final int frame = EthFrame.check(rxSlots[i], length, local.mac(), etherType);

@@ -41,6 +41,10 @@ final class PacketCalls {
     static final int IFR_HWADDR_DATA = 18;
     /** {@code struct sockaddr_ll}: family, protocol (network order), ifindex, hatype, pkttype, halen, addr[8]. */
     static final int SOCKADDR_LL_SIZE = 20;
+    /** Where {@code sll_pkttype} lies in a {@code sockaddr_ll}. */
+    static final int SLL_PKTTYPE = 10;
+    /** {@code PACKET_HOST}: a frame addressed to this host. */
+    static final byte PACKET_HOST = 0;
     static final int SLL_PROTOCOL = 2;
     static final int SLL_IFINDEX = 4;
     /** {@code struct sockaddr_un}: family, then 108 bytes of path (abstract when it starts with a zero byte). */

@@ -156,6 +156,53 @@ class EthLinkTest {
         }
     }
 
+    /** Sends raw bytes out of an interface, as any host on the segment can (an AF_PACKET socket of this test). */
+    private static void sendRaw(final String iface, final byte[] frame) throws Throwable {
+        final int ifindex = Integer.parseInt(java.nio.file.Files.readString(
+            java.nio.file.Path.of("/sys/class/net", iface, "ifindex")).trim());
+        try (Arena arena = Arena.ofConfined()) {
+            final MemorySegment errno = Posix.newErrnoState(arena);
+            final int fd = (int) Posix.SOCKET.invokeExact(errno, PacketCalls.AF_PACKET, PacketCalls.SOCK_RAW, 0);
+            assertTrue(fd >= 0, "socket(AF_PACKET): errno " + Posix.errno(errno));
+            try {
+                final MemorySegment sa = arena.allocate(PacketCalls.SOCKADDR_LL_SIZE, 8);
+                PacketCalls.sockaddrLl(sa, 0, ifindex); // protocol 0: this socket only sends
+                final int bound = (int) Posix.BIND.invokeExact(errno, fd, sa, PacketCalls.SOCKADDR_LL_SIZE);
+                assertEquals(0, bound, "bind: errno " + Posix.errno(errno));
+                final MemorySegment bytes = arena.allocateFrom(ValueLayout.JAVA_BYTE, frame);
+                final long written = (long) Posix.WRITE.invokeExact(fd, bytes, (long) frame.length);
+                assertEquals(frame.length, written);
+            } finally {
+                final int closed = (int) Posix.CLOSE.invokeExact(fd);
+                assertEquals(0, closed);
+            }
+        }
+    }
+
+    @Test
+    void shouldDropAFrameTaggedForAVlanThisInterfaceIsNotOn() throws Throwable {
+        // The kernel strips an 802.1Q tag before an AF_PACKET socket sees the frame; with no VLAN device for its
+        // id it marks it OTHERHOST. Taken as ours, it would let a host on any VLAN of the trunk reach this NIC.
+        final Configuration c = new Configuration();
+        try (EthLink a = new EthLink(veth.nicA(), c)) {
+            final byte[] jdet = header(9, new FrameGather(0), true).toArray(ValueLayout.JAVA_BYTE);
+            final byte[] dst = java.util.HexFormat.ofDelimiter(":").parseHex(
+                a.address().substring(a.address().indexOf('/') + 1));
+            final byte[] src = {0x02, 0, 0, 0, 0, 0x42};
+            final ByteBuffer tagged = ByteBuffer.allocate(18 + jdet.length).put(dst).put(src)
+                .putShort((short) 0x8100).putShort((short) 5).putShort((short) c.ethEtherType()).put(jdet);
+            final ByteBuffer plain = ByteBuffer.allocate(14 + jdet.length).put(dst).put(src)
+                .putShort((short) c.ethEtherType()).put(jdet);
+            sendRaw(veth.b, tagged.array());
+            sendRaw(veth.b, plain.array()); // the control: the same frame untagged arrives
+            final LinkFrames.Received atA = new LinkFrames.Received();
+            final Map<String, Long> counters = new HashMap<>();
+            receiveAtLeast(a, atA, 1, counters, "link.rx.foreign", 1);
+            assertEquals(1, atA.frames.size(), "only the untagged frame: " + counters);
+            assertEquals(9, atA.frames.get(0)[0]);
+        }
+    }
+
     @Test
     void shouldCarryJumboFramesAndMessagesWhenTheInterfaceHasThem() {
         try (Loopback pair = Loopback.open(new Loopback.Options().nics(jumbo.nicA(), jumbo.nicB())
