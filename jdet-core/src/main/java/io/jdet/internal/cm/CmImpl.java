@@ -436,7 +436,8 @@ public final class CmImpl implements CmHandler {
         final PeerId key = new PeerId(peer, Frame.msgId(f));
         final CmRequest known = incoming.get(key);
         if (known != null) {
-            if (known.state != CmRequest.PENDING) {
+            if (known.state != CmRequest.PENDING
+                && known.mayRepeatAnswer(now, Math.max(nic.minRtoNs, TimeUnit.MILLISECONDS.toNanos(1)))) {
                 sendAnswer(known); // the answer was lost, and the requester's retry asks for it again
             }
             return;
@@ -643,9 +644,14 @@ public final class CmImpl implements CmHandler {
             }
             qp.disconnect(EventCode.DISCONNECT.code(), true, false);
             changed.signalAll();
+            wire.send(peer, Frame.OP_CM_DISCONNECT_REPLY, target, Frame.msgId(f), from, 0, 0, 0, NO_DATA);
+            return;
         }
-        // Connected or not any more (a repeated request), the answer is the same.
-        wire.send(peer, Frame.OP_CM_DISCONNECT_REPLY, target, Frame.msgId(f), from, 0, 0, 0, NO_DATA);
+        // Not connected (any more): a repeat whose first answer was lost gets the same answer, but from the budget of
+        // replies to unknown traffic, so that spoofed CM_DISCONNECTs are reflected as a trickle at most.
+        if (nic.unknownReplyAllowed(System.nanoTime())) {
+            wire.send(peer, Frame.OP_CM_DISCONNECT_REPLY, target, Frame.msgId(f), from, 0, 0, 0, NO_DATA);
+        }
     }
 
     // ---------------------------------------------------------------- frames out, timer

@@ -47,6 +47,12 @@ final class CmRequest implements ConnectionRequest {
     long cookie;
     /** A protected ACCEPT's block and MAC, repeated when the requester asks again. */
     byte[] acceptBlock;
+    /** Answers repeated to a repeated REQUEST so far, and when the last one left. */
+    private int repeats;
+    private long lastRepeatNs;
+
+    /** The most answers repeated for one exchange: a requester that lost more has long given up. */
+    static final int MAX_REPEATS = 8;
 
     CmRequest(final CmImpl cm, final long peer, final String remoteAddress, final int id, final int serviceId,
               final int remoteQp, final long isns, final long limits, final byte[] privateData) {
@@ -61,6 +67,25 @@ final class CmRequest implements ConnectionRequest {
         this.remoteMaxOr = CmWire.low(limits);
         this.remoteMaxIr = CmWire.high(limits);
         this.privateData = privateData;
+    }
+
+    /**
+     * Whether an answer may be repeated now: at most once per {@code intervalNs} and {@link #MAX_REPEATS} times in
+     * all. An answer may be larger than the REQUEST (the acceptor's private data and key block), and a captured
+     * REQUEST may be replayed from the requester's address while its cookie is valid: unbounded repeats would make
+     * this NIC an amplifier.
+     *
+     * @param now        the current time
+     * @param intervalNs the least time between two repeats
+     * @return true if the caller may send the answer again (counted)
+     */
+    boolean mayRepeatAnswer(final long now, final long intervalNs) {
+        if (repeats >= MAX_REPEATS || repeats > 0 && now - lastRepeatNs < intervalNs) {
+            return false;
+        }
+        repeats++;
+        lastRepeatNs = now;
+        return true;
     }
 
     @Override

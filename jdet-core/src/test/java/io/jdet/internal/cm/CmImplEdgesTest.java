@@ -218,6 +218,45 @@ class CmImplEdgesTest {
     }
 
     @Test
+    void aRepeatedRequestGetsItsAnswerAgainOnlySoOften() throws InterruptedException {
+        // The REJECT (200 bytes of private data) is larger than the REQUEST: repeated for every replay of a captured
+        // request, this NIC would amplify toward the requester's address. At most MAX_REPEATS, one per interval.
+        try (ConnectionListener listener = cm.listen(SERVICE)) {
+            raw.request(910, SERVICE, 1, 4, 4, new byte[0]);
+            listener.take(LONG_MS).reject(new byte[200]);
+            raw.await(Frame.OP_CM_REJECT, 910);
+            final long received = counter("cm.received");
+            final int replays = 3 * CmRequest.MAX_REPEATS;
+            for (int i = 0; i < replays; i++) {
+                raw.request(910, SERVICE, 1, 4, 4, new byte[0]);
+                Thread.sleep(2); // longer than the least interval between two repeats
+            }
+            awaitCounter("cm.received", received + replays);
+            final int answers = raw.count(Frame.OP_CM_REJECT, 910);
+            assertTrue(answers >= 1 && answers <= CmRequest.MAX_REPEATS, answers + " answers to " + replays);
+        }
+    }
+
+    @Test
+    void disconnectsForNoConnectionAreAnsweredWithinTheReplyBudget() {
+        // A CM_DISCONNECT for a queue pair not connected to its sender is answered (its first answer may have been
+        // lost), but only from the budget of replies to unknown traffic: spoofed ones are reflected as a trickle.
+        final int burst = Math.max(1, new io.jdet.Configuration().unknownRepliesPerSecond() / 10);
+        final long received = counter("cm.received");
+        final int sent = 4 * burst;
+        for (int i = 0; i < sent; i++) {
+            raw.send(Frame.OP_CM_DISCONNECT, 0, RAW_QP, 920 + i, 0x7777_0000 + i, 0, 0, 0, new byte[0]);
+        }
+        awaitCounter("cm.received", received + sent);
+        int replies = 0;
+        for (int i = 0; i < sent; i++) {
+            replies += raw.count(Frame.OP_CM_DISCONNECT_REPLY, 920 + i);
+        }
+        assertTrue(replies >= 1 && replies <= burst + 1, replies + " replies to " + sent);
+        assertTrue(counter("tx.replies_limited") >= sent - burst - 1);
+    }
+
+    @Test
     void aCookieOfZeroIsNoCookie() {
         final CompletableFuture<?>[] f = new CompletableFuture<?>[1];
         final int id = connecting(f);
