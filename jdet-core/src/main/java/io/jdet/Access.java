@@ -12,7 +12,12 @@ public final class Access {
     public static final int LOCAL_READ = 0x01;
     /** Remote read: a peer may RDMA-read the region. DET value 0x02. */
     public static final int REMOTE_READ = 0x02;
-    /** Remote atomic: a peer may run compare-and-swap or fetch-and-add on it (jdet extension, bit 2). */
+    /**
+     * Remote atomic: a peer may run compare-and-swap or fetch-and-add on it (jdet extension, bit 2). DET has no
+     * atomic right and allows atomics where both {@link #REMOTE_READ} and {@link #REMOTE_WRITE} are granted; jdet
+     * keeps that rule for DET's programs, so a region or window granting both allows atomics with or without this
+     * bit (one that must refuse atomics grants only one of the two).
+     */
     public static final int REMOTE_ATOMIC = 0x04;
     /** Zero-based window: remote addresses are offsets from the window start (jdet extension, bit 3). */
     public static final int ZERO_BASED = 0x08;

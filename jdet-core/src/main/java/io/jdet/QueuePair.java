@@ -154,9 +154,15 @@ public interface QueuePair extends AutoCloseable {
 
     /**
      * Binds a type 1 window to a range of a region ({@code det_bind}, {@code ibv_bind_mw}) and returns its new
-     * remote key; every bind gives a fresh key and the old one stops working. A length of 0 unbinds (region,
-     * address and access are then ignored) and returns the window's now-unbound key. The bind runs in send queue
-     * order: work requests posted after it see the new binding, and it completes with {@link WcType#BIND}.
+     * remote key; every bind gives a key other than the window's last 255 (its low 8 bits count the window's
+     * binds, as InfiniBand's key does: a peer that may still hold a key from 256 binds ago must be given a new
+     * window instead), and the old one stops working. A length of 0 unbinds (region, address and access are then
+     * ignored) and returns the window's now-unbound key. The bind runs in send queue order: work requests posted
+     * after it see the new binding, and it completes with {@link WcType#BIND}. The region is checked again as the
+     * bind runs: one deregistered or modified since the post (moved to another domain, its rights changed) fails
+     * the bind with {@link WcStatus#BIND_ERR}. A bind that completes with an error or FLUSHED leaves the window
+     * unbound: neither its key nor the one before grants access (do not hand out a key before its successful
+     * completion).
      *
      * @param id      returned in the completion
      * @param window  a type 1 window

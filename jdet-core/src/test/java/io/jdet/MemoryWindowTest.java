@@ -349,4 +349,69 @@ class MemoryWindowTest {
     private static int next(final int key) {
         return (key & ~0xff) | ((key + 1) & 0xff);
     }
+    /** Holds B's send queue behind a send A has no receive for, until A posts one: what comes after waits. */
+    private static void holdBsSendQueue(final Loopback pair) {
+        pair.qpB.send(1, sge(pair.mrB, 0, 16), 1, 0, 0);
+        Tests.await("A refused B's send (no receive)", () -> pair.nicB.counters().get("rnr.naks.received") > 0);
+    }
+
+    @Test
+    void aBindThatRunsAfterItsRegionWasMovedOrChangedFailsAndGrantsNothing() {
+        // Posted while the region was bindable, run after it moved to another domain without MW_BIND or remote
+        // rights: the bind must be checked again as it runs, or the window opens a region the peer may not touch.
+        final Configuration slowRetries = new Configuration().rnrDelayUs(500_000).rnrRetryCount(7);
+        try (Loopback pair = Loopback.open(new Loopback.Options().configuration(slowRetries))) {
+            final MemoryWindow mw = pair.pdB.createMw(1);
+            final MemoryRegion region = pair.pdB.regMr(pair.arena.allocate(4096, 64), Loopback.ALL_RIGHTS);
+            holdBsSendQueue(pair);
+            final int key = pair.qpB.bind(2, mw, region, region.address(), 256, RW, 0);
+            region.modify(pair.nicB.allocPd(), Access.LOCAL_READ | Access.LOCAL_WRITE);
+            pair.qpA.recv(9, sge(pair.mrA, 4096, 64), 1);
+            final java.util.List<WorkCompletion> b = Tests.pollUntil(pair.cqB, 2);
+            assertEquals(2, b.get(1).id());
+            assertEquals(WcStatus.BIND_ERR, b.get(1).status(), b.get(1).toString()); // and the queue pair fails
+            assertEquals(0, mw.query().length(), "the window is not bound");
+            region.close(); // no window holds it
+            pair.bufA.set(ValueLayout.JAVA_LONG, 0, 0x1234L);
+            final QueuePair a2 = pair.pdA.createQp(QpCreate.of(pair.cqA, 8, 1));
+            final QueuePair b2 = pair.pdB.createQp(QpCreate.of(pair.cqB, 8, 1));
+            Loopback.connect(a2, pair.nicB, b2);
+            Loopback.connect(b2, pair.nicA, a2);
+            a2.write(5, sge(pair.mrA, 0, 8), 1, region.address(), key, 0, 0);
+            WorkCompletion wc;
+            do {
+                wc = Tests.pollOne(pair.cqA); // A's receive (flushed or not) may come first
+            } while (wc.id() != 5);
+            assertNotEquals(WcStatus.SUCCESS, wc.status(), "a write through the failed bind's key: " + wc);
+        }
+    }
+
+    @Test
+    void aBindThatRanButCompletesFlushedLeavesItsKeyDead() {
+        // A bind takes effect as it is admitted (so the requests behind it may use its key), but here it completes
+        // FLUSHED behind a send that never finished: the application takes the bind as failed, so its key must
+        // grant nothing (ibv_bind_mw: do not hand out a key before its successful completion).
+        final Configuration slowRetries = new Configuration().rnrDelayUs(500_000).rnrRetryCount(7);
+        try (Loopback pair = Loopback.open(new Loopback.Options().configuration(slowRetries))) {
+            final QueuePair a2 = pair.pdA.createQp(QpCreate.of(pair.cqA, 8, 1));
+            final QueuePair b2 = pair.pdB.createQp(QpCreate.of(pair.cqB, 8, 1));
+            Loopback.connect(a2, pair.nicB, b2);
+            Loopback.connect(b2, pair.nicA, a2);
+            final MemoryWindow mw = pair.pdB.createMw(1);
+            holdBsSendQueue(pair);
+            final int key = pair.qpB.bind(2, mw, pair.mrB, pair.mrB.address() + 1024, 256, RW, 0);
+            Tests.await("the bind ran", () -> mw.query().length() == 256);
+            pair.qpB.modify(new QpModify().state(QpState.ERROR));
+            for (final WorkCompletion wc : Tests.pollUntil(pair.cqB, 2)) {
+                assertEquals(WcStatus.FLUSHED, wc.status(), wc.toString());
+            }
+            assertEquals(0, mw.query().length(), "taken back");
+            pair.bufB.set(ValueLayout.JAVA_LONG, 1024, 0);
+            pair.bufA.set(ValueLayout.JAVA_LONG, 0, 0x77L);
+            a2.write(5, sge(pair.mrA, 0, 8), 1, pair.mrB.address() + 1024, key, 0, 0);
+            final WorkCompletion wc = Tests.pollOne(pair.cqA);
+            assertNotEquals(WcStatus.SUCCESS, wc.status(), "a write through the flushed bind's key: " + wc);
+            assertEquals(0, pair.bufB.get(ValueLayout.JAVA_LONG, 1024));
+        }
+    }
 }

@@ -109,6 +109,14 @@ public interface ProtocolQp extends Connection {
     WcStatus runLocal(SendWr w);
 
     /**
+     * Takes back what a local work request that ran did, as it completes FLUSHED (the queue pair failed before its
+     * completion's turn): a bind's window no longer grants access by its key. Raises nothing.
+     *
+     * @param w the work request
+     */
+    void undoLocal(SendWr w);
+
+    /**
      * Invalidates a type 2 window key a peer's send with invalidate names.
      *
      * @param rKey the key

@@ -711,6 +711,12 @@ public final class Requester implements OrderedStream {
             // A request that already failed (a local operation, or a NAK behind unfinished work) keeps its status.
             final WcStatus status = i < admitIdx && w.state == SendWr.DONE && w.status != WcStatus.SUCCESS
                 ? w.status : WcStatus.FLUSHED;
+            if (status == WcStatus.FLUSHED && i < admitIdx && w.isLocal()) {
+                // It ran (a bind takes effect as it is admitted, so that the requests behind it may use its key),
+                // but completes FLUSHED behind the request that failed: the application takes it as not done and
+                // must not find its key granting access (ibv_bind_mw: keep the old key on a failed bind).
+                qp.undoLocal(w);
+            }
             qp.completeSend(w.id, status, w.type, 0, reap);
             w.window = null;
             w.bindRegion = null;

@@ -32,6 +32,8 @@ public final class SendWr extends WorkRequest {
     public Object window;
     /** A bind's region: opaque here. */
     public Object bindRegion;
+    /** The region's local key when the bind was posted: a region modified since (moved, re-keyed) is not bound. */
+    public int bindRegionKey;
     public long bindAddress;
     public long bindLength;
     public int bindAccess;

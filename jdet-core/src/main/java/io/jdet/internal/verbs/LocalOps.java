@@ -6,8 +6,9 @@ import io.jdet.internal.protocol.SendWr;
 
 /**
  * Local work requests, run when they reach the head of the send queue's admission: window binds and local
- * invalidates. Checks that may have changed since the post (a region deregistered, a type 2 window already bound)
- * are made again here and fail the work request rather than the post.
+ * invalidates. Checks that may have changed since the post (a region deregistered, or modified: moved to another
+ * domain, its rights changed, which re-keys it; a type 2 window already bound) are made again here and fail the
+ * work request rather than the post.
  */
 final class LocalOps {
     private LocalOps() {
@@ -31,7 +32,7 @@ final class LocalOps {
             mw.activeRKey = w.bindKey;
             return WcStatus.SUCCESS;
         }
-        if (!((MrImpl) w.bindRegion).usable()) {
+        if (!regionAsPosted(mw, w)) {
             return WcStatus.BIND_ERR;
         }
         mw.unbind();
@@ -41,11 +42,37 @@ final class LocalOps {
 
     private static WcStatus bindType2(final QpImpl qp, final SendWr w) {
         final MwImpl mw = (MwImpl) w.window;
-        if (mw.destroyed || mw.bound || !((MrImpl) w.bindRegion).usable()) {
+        if (mw.destroyed || mw.bound || !regionAsPosted(mw, w)) {
             return WcStatus.BIND_ERR;
         }
         apply(mw, w, qp);
         return WcStatus.SUCCESS;
+    }
+
+    /**
+     * Whether the region is still what the post checked: registered and usable, under the same key (a modify
+     * re-keys it, so a move to another domain or a change of its rights is seen), in the window's domain and with
+     * MW_BIND (asserted again: cheap, and the key rule is what makes them hold).
+     */
+    private static boolean regionAsPosted(final MwImpl mw, final SendWr w) {
+        final MrImpl mr = (MrImpl) w.bindRegion;
+        return mr.usable() && mr.currentKey() == w.bindRegionKey && mr.pd == mw.pd
+            && (mr.access & Access.MW_BIND) != 0;
+    }
+
+    /**
+     * Takes back a bind that ran but completes FLUSHED: if the window is still bound by it, it is unbound, so that
+     * neither its new key nor (already replaced) the old one grants access; a bind that failed or was since
+     * replaced is left alone. A local invalidate cannot be taken back (the key is gone), which only withholds
+     * access the application believes it still grants. Raises nothing.
+     *
+     * @param w the flushed work request
+     */
+    static void undo(final SendWr w) {
+        if ((w.kind == SendWr.KIND_BIND || w.kind == SendWr.KIND_BIND_TYPE2) && w.status == WcStatus.SUCCESS
+            && w.window instanceof MwImpl mw && !mw.destroyed && mw.bound && mw.activeRKey == w.bindKey) {
+            mw.unbind();
+        }
     }
 
     private static void apply(final MwImpl mw, final SendWr w, final QpImpl boundQp) {

@@ -433,6 +433,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
                                  final long length, final int access, final int key) {
         w.window = mw;
         w.bindRegion = mr;
+        w.bindRegionKey = mr.currentKey(); // a modify before the bind runs re-keys the region: the bind fails then
         w.bindAddress = address;
         w.bindLength = length;
         w.bindAccess = access;
@@ -932,6 +933,11 @@ public final class QpImpl implements QueuePair, ProtocolQp {
     @Override
     public WcStatus runLocal(final SendWr w) {
         return LocalOps.run(this, w);
+    }
+
+    @Override
+    public void undoLocal(final SendWr w) {
+        LocalOps.undo(w);
     }
 
     @Override
