@@ -173,6 +173,19 @@ class CollectiveFailureTest {
     }
 
     @Test
+    void closingTheDeviceWithAGroupStillOpenClosesEverything() {
+        // The group's completion queue refuses a close of its own while the group lives (EBUSY); the device's close
+        // must still take the queue, the group's queue pairs and the NIC down, and not stop halfway.
+        try (Group g = new Group(2, quick()).joined()) {
+            g.det.close();
+            for (final io.jdet.Nic nic : g.nics) {
+                assertThrows(IllegalStateException.class, nic::allocPd, "the NIC was closed");
+            }
+            assertThrows(IllegalStateException.class, () -> g.cqs[0].poll(new WorkCompletion[1]));
+        }
+    }
+
+    @Test
     void aLostRootFailsTheJoinWithinTheTimeout() {
         try (Group g = new Group(3, quick())) {
             for (int i = 1; i < 3; i++) {

@@ -55,6 +55,8 @@ public final class CmImpl implements CmHandler {
     private final NicImpl nic;
     private final CmWire wire;
     private final Condition changed;
+    /** The longest a waiter sleeps before it looks again at what it waits for (not all of it is signalled). */
+    private static final long WAIT_SLICE_NS = TimeUnit.MILLISECONDS.toNanos(1);
     private final Map<Integer, CmListener> listeners = new HashMap<>();
     private final Map<PeerId, CmRequest> incoming = new HashMap<>();
     private final Map<Integer, CmOutgoing> connects = new HashMap<>();
@@ -774,10 +776,16 @@ public final class CmImpl implements CmHandler {
         try {
             while (!done.getAsBoolean()) {
                 nic.checkAlive(); // a fatal NIC runs no protocol: nothing would ever answer
+                nic.checkOpen(); // a closed one neither (close signals the condition)
                 if (leftNs <= 0) {
                     return false;
                 }
-                leftNs = changed.awaitNanos(leftNs);
+                // The condition's wait releases the engine lock without LinkLock.unlock: what this thread staged
+                // (a raw Ethernet link batches) must leave first. And a slice at a time: some of what is waited
+                // for (a queue pair's last work completing, a failure on the data path) signals nobody.
+                nic.link.flush();
+                final long slice = Math.min(leftNs, WAIT_SLICE_NS);
+                leftNs -= slice - changed.awaitNanos(slice);
             }
             return true;
         } catch (final InterruptedException e) {
@@ -829,5 +837,6 @@ public final class CmImpl implements CmHandler {
     @Override
     public void close() {
         wire.close();
+        changed.signalAll(); // waiters see the NIC closed (engine lock held by the NIC's shutdown)
     }
 }

@@ -249,6 +249,11 @@ public final class CqImpl implements CompletionQueue {
         hooks = grown;
     }
 
+    /** Removes every poll hook: the NIC is being closed with the device, collective groups and all. */
+    synchronized void dropPollHooks() {
+        hooks = new Runnable[0];
+    }
+
     /**
      * Removes work added by {@link #addPollHook}.
      *

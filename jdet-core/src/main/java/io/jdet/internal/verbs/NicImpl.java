@@ -1020,6 +1020,9 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
      * connection manager calls fail with EIO; polls return what was completed. Closing still works.
      */
     private void failFatally(final Throwable cause) {
+        if (closed) {
+            return; // the NIC is being closed under the thread that failed: no fatal event after the close
+        }
         fatalCause = cause; // first, so that nothing new is accepted while the rest is done
         try {
             lock.lock();
@@ -1136,6 +1139,14 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
 
     /** Destroys everything on the NIC, then closes it (device close). */
     void closeAll() {
+        try {
+            destroyEverything();
+        } finally {
+            shutdown(); // whatever failed above, the NIC's thread, link and manager end
+        }
+    }
+
+    private void destroyEverything() {
         final List<QpImpl> toDestroy;
         lock.lock();
         try {
@@ -1150,6 +1161,7 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
         try {
             for (final CqImpl cq : new ArrayList<>(cqs)) {
                 cq.users = 0;
+                cq.dropPollHooks(); // a collective group's: its queue pairs are gone above, its polls end here
                 cq.close();
             }
             final List<Object> objects = keys.all();
@@ -1171,7 +1183,33 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
         } finally {
             lock.unlock();
         }
-        shutdown();
+    }
+
+    /**
+     * Waits up to {@code ms} for a thread to end, even if the caller is interrupted meanwhile (its interrupt is
+     * restored on return): the link is unmapped and closed right after, so a closing thread that was interrupted
+     * must still not pull it from under a progress thread asleep on it.
+     */
+    private static void joinUninterruptibly(final Thread thread, final long ms) {
+        final long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(ms);
+        boolean interrupted = false;
+        try {
+            while (thread.isAlive()) {
+                final long leftMs = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+                if (leftMs <= 0) {
+                    return;
+                }
+                try {
+                    thread.join(leftMs);
+                } catch (final InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     private void shutdown() {
@@ -1181,11 +1219,7 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
             awaitLinkWaiterGone();
             if (progressThread != null && progressThread != Thread.currentThread()) {
                 progressThread.interrupt();
-                try {
-                    progressThread.join(2000);
-                } catch (final InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
+                joinUninterruptibly(progressThread, 2000);
             }
         } finally {
             // Whatever failed above or here, every resource is released and the NIC leaves its device and queue.

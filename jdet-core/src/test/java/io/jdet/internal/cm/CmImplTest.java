@@ -292,6 +292,18 @@ class CmImplTest {
     }
 
     @Test
+    void shouldWakeWaiterWithIllegalStateWhenTheNicClosesUnderIt() throws Exception {
+        final ConnectionListener listener = cm.listen(SERVICE);
+        final CompletableFuture<ConnectionRequest> taking = CompletableFuture.supplyAsync(
+            () -> listener.take(LONG_MS));
+        Tests.await("a thread waits in take", () -> nic.device.blockedWaiters.get() > 0);
+        det.close();
+        final ExecutionException e = assertThrows(ExecutionException.class,
+            () -> taking.get(LONG_MS / 2, TimeUnit.MILLISECONDS), "not woken: it would wait out its timeout");
+        assertInstanceOf(IllegalStateException.class, e.getCause(), "the NIC closed under the waiter");
+    }
+
+    @Test
     void shouldWakeWaiterWithIllegalStateWhenListenerClosesUnderIt() throws Exception {
         final ConnectionListener listener = cm.listen(SERVICE);
         final CompletableFuture<ConnectionRequest> taking = CompletableFuture.supplyAsync(

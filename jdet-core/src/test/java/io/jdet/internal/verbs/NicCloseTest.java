@@ -19,6 +19,7 @@ import java.lang.foreign.Arena;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * What closing gives back: a NIC leaves its event queue (which may then close) and its device, and its UDP port;
@@ -72,6 +73,25 @@ class NicCloseTest {
             assertThrows(IllegalStateException.class, () -> pd.regMr(arena.allocate(64), Access.LOCAL_WRITE));
             assertThrows(IllegalStateException.class, qp::query);
             assertThrows(IllegalStateException.class, () -> cq.poll(new io.jdet.WorkCompletion[1]));
+        }
+    }
+    @Test
+    void anInterruptedCloserStillWaitsForTheProgressThreadAndKeepsItsInterrupt(
+        @org.junit.jupiter.api.io.TempDir final java.nio.file.Path dir) throws Exception {
+        // The progress thread sleeps on the shared-memory ring's futex; the link is unmapped right after the join.
+        // An interrupted closer must not cut the join short (the progress thread would wake on an unmapped ring and
+        // report the NIC fatal after its close), and must find its interrupt still set afterwards.
+        for (int i = 0; i < 20; i++) {
+            final Det det = Det.open(new io.jdet.Configuration().shmDirectory(dir.toString()));
+            final EventQueue events = det.createEvent(null);
+            final NicImpl nic = (NicImpl) det.openNic("shm:close" + i, events);
+            Thread.sleep(2); // the progress thread goes to sleep on the ring
+            Thread.currentThread().interrupt();
+            nic.close();
+            assertTrue(Thread.interrupted(), "the closer's interrupt is kept");
+            assertFalse(nic.progressThread().isAlive(), "joined before the link closed");
+            assertEquals(0, events.pending(), "no event after the close");
+            det.close();
         }
     }
 }
