@@ -54,8 +54,6 @@ public final class ShmLink implements Link {
     private final ShmPeers peers = new ShmPeers();
     private final FrameCrc rxCrc = new FrameCrc();
     private volatile boolean closed;
-    /** This NIC's own ring was truncated by another process (see {@link #lose}). */
-    private volatile boolean ringLost;
     private long peerGone;
     private long ringFull;
     private long lost;
@@ -254,17 +252,7 @@ public final class ShmLink implements Link {
             oversize++;
             return true;
         }
-        final int offered;
-        try {
-            offered = target.offer(id, txFlags, header, headerLength, payload);
-        } catch (final InternalError truncated) {
-            // Its file was cut short under the mapping (the JVM turns the SIGBUS into InternalError): that ring is
-            // gone for good, as a dead owner's is.
-            forget(peer, target);
-            peerGone++;
-            return true;
-        }
-        switch (offered) {
+        switch (target.offer(id, txFlags, header, headerLength, payload)) {
             case ShmRing.SENT:
                 return true;
             case ShmRing.LOST:
@@ -318,64 +306,28 @@ public final class ShmLink implements Link {
 
     @Override
     public boolean mayHaveInput() {
-        if (ringLost) {
-            return false;
-        }
-        try {
-            return !ring.isEmpty();
-        } catch (final InternalError truncated) {
-            lose();
-            return false;
-        }
+        return !ring.isEmpty();
     }
 
     @Override
     public int receive(final FrameHandler handler, final int max) {
-        if (ringLost) {
-            return 0;
-        }
-        try {
-            return ring.drain(handler, max, rxCrc);
-        } catch (final InternalError truncated) {
-            lose();
-            return 0;
-        }
-    }
-
-    /**
-     * This NIC's own ring file was cut short under its mapping by another process (the JVM turns the SIGBUS of an
-     * access past its end into InternalError): nothing can be received any more. The NIC lives on without input,
-     * as behind a cut cable (its connections time out), instead of throwing out of every poll.
-     */
-    private void lose() {
-        ringLost = true; // counted in link.rx.ring_lost
+        return ring.drain(handler, max, rxCrc);
     }
 
     @Override
     public void await(final int waiter, final long timeoutNs) {
-        if (closed) {
-            return;
-        }
-        if (ringLost) {
-            java.util.concurrent.locks.LockSupport.parkNanos(this, Math.min(timeoutNs, 1_000_000L));
-            return;
-        }
-        try {
+        if (!closed) {
             ring.await(waiter, timeoutNs, spinNs);
-        } catch (final InternalError truncated) {
-            lose();
         }
     }
 
     @Override
     public void wakeup(final int waiter) {
-        if (!closed && !ringLost) {
+        if (!closed) {
             try {
                 ring.wakeup(waiter);
             } catch (final IllegalStateException unmappedMeanwhile) {
                 // closed while waking: nobody is left to wake
-            } catch (final InternalError truncated) {
-                lose();
             }
         }
     }
@@ -390,7 +342,6 @@ public final class ShmLink implements Link {
         counters.merge("link.tx.lost", lost, Long::sum);
         counters.merge("link.tx.oversize", oversize, Long::sum);
         counters.merge("link.tx.dead_peers", deadPeers, Long::sum);
-        counters.merge("link.rx.ring_lost", ringLost ? 1L : 0L, Long::sum);
     }
 
     @Override

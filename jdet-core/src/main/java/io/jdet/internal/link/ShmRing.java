@@ -525,12 +525,8 @@ final class ShmRing implements AutoCloseable {
     public void close() {
         if (owner) {
             closing = true;
-            try {
-                INT.setRelease(memory, (long) STATE_OFFSET, STATE_CLOSED); // release: pairs with closedByOwner
-                wakeAll();
-            } catch (final InternalError truncated) {
-                // the file was cut short under the mapping: no peer can read the state word either
-            }
+            INT.setRelease(memory, (long) STATE_OFFSET, STATE_CLOSED); // release: pairs with closedByOwner
+            wakeAll();
             try {
                 Files.deleteIfExists(file);
             } catch (final IOException e) {

@@ -88,36 +88,6 @@ class ShmLinkTest {
     }
 
     @Test
-    void aRingTruncatedUnderItsMappingIsLostQuietlyBySenderAndOwner() throws Exception {
-        // Another process cuts B's ring file to nothing: any access past its end is a SIGBUS, which the JVM raises
-        // as InternalError. A's sends treat the ring as its dead owner's; B receives nothing more but never throws.
-        try (Arena arena = Arena.ofConfined(); Link a = Links.open("shm:t", configuration());
-             Link b = Links.open("shm:t", configuration())) {
-            final MemorySegment header = arena.allocate(Frame.HEADER_LENGTH, 8);
-            final FrameGather none = new FrameGather(0);
-            final long toB = a.resolve(b.address());
-            final Path ringB = groupDirectory("t").resolve(b.address().substring(b.address().indexOf('/') + 1)
-                + ".ring");
-            try (java.nio.channels.FileChannel channel = java.nio.channels.FileChannel.open(ringB,
-                java.nio.file.StandardOpenOption.WRITE)) {
-                channel.truncate(0);
-            }
-            assertTrue(a.send(toB, header, Frame.HEADER_LENGTH, none), "dropped, as to a dead peer");
-            assertTrue(a.send(toB, header, Frame.HEADER_LENGTH, none));
-            assertFalse(b.mayHaveInput());
-            assertEquals(0, b.receive((frame, length, peer) -> { }, 10));
-            b.await(Link.APPLICATION, 1_000_000L);
-            b.wakeup(Link.PROGRESS);
-            final var atA = new java.util.HashMap<String, Long>();
-            a.addCounters(atA);
-            assertEquals(2, atA.get("link.tx.peer_gone"), atA.toString());
-            final var atB = new java.util.HashMap<String, Long>();
-            b.addCounters(atB);
-            assertEquals(1, atB.get("link.rx.ring_lost"), atB.toString());
-        } // both close without throwing
-    }
-
-    @Test
     void shouldAskForCrcsWhenFaultsCorruptFrames() {
         final Configuration corrupting = configuration().faults(new FaultPlan(0, 0, 0, 0.5, 1));
         try (Link link = Links.open("shm:c", corrupting)) {
