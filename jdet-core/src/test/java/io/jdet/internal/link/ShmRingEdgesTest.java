@@ -76,6 +76,16 @@ class ShmRingEdgesTest {
         }
     }
 
+    /** Sets the sequence word of each of the 8 slots of an MTU-sized ring file, as another process could. */
+    private void sequences(final String name, final java.util.function.IntToLongFunction ofSlot) throws IOException {
+        edit(name, m -> {
+            for (int i = 0; i < 8; i++) {
+                m.set(ValueLayout.JAVA_LONG, ShmRingDescriptor.slotOffset(i, 7, ShmRingDescriptor.slotSize(MTU))
+                    + ShmRingDescriptor.SLOT_SEQUENCE_OFFSET, ofSlot.applyAsLong(i));
+            }
+        });
+    }
+
     /** A copy of the ring file {@code 1.ring} with one change; the copy's name. */
     private String copyWith(final String copy, final Consumer<MemorySegment> change) throws IOException {
         Files.copy(dir.resolve("1.ring"), dir.resolve(copy));
@@ -224,19 +234,9 @@ class ShmRingEdgesTest {
         // producer that kept re-reading the tail would spin for ever with the engine lock held.
         create("1.ring", 8, MTU);
         final ShmRing sender = open("1.ring");
-        edit("1.ring", m -> {
-            for (int i = 0; i < 8; i++) {
-                m.set(ValueLayout.JAVA_LONG, ShmRingDescriptor.slotOffset(i, 7, ShmRingDescriptor.slotSize(MTU))
-                    + ShmRingDescriptor.SLOT_SEQUENCE_OFFSET, Long.MAX_VALUE - i);
-            }
-        });
+        sequences("1.ring", i -> Long.MAX_VALUE - i);
         assertEquals(ShmRing.FULL, sender.offer(7, 0, frame(1, Frame.HEADER_LENGTH), Frame.HEADER_LENGTH, NONE));
-        edit("1.ring", m -> {
-            for (int i = 0; i < 8; i++) { // a lap ahead by one: what a producer's publication looks like
-                m.set(ValueLayout.JAVA_LONG, ShmRingDescriptor.slotOffset(i, 7, ShmRingDescriptor.slotSize(MTU))
-                    + ShmRingDescriptor.SLOT_SEQUENCE_OFFSET, i + 1);
-            }
-        });
+        sequences("1.ring", i -> i + 1); // each one ahead by one: what a producer's publication looks like
         assertEquals(ShmRing.FULL, sender.offer(7, 0, frame(1, Frame.HEADER_LENGTH), Frame.HEADER_LENGTH, NONE),
             "a tail that never catches up is given up after a bounded number of claims");
     }
