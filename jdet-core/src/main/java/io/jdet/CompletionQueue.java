@@ -7,11 +7,13 @@ package io.jdet;
 public interface CompletionQueue extends AutoCloseable {
 
     /**
-     * Takes up to {@code completions.length} completions ({@code det_poll_cq}). Allocation free.
+     * Takes up to {@code completions.length} completions ({@code det_poll_cq}). Allocation free. A null element
+     * ends the poll there (what was taken before it is returned; none is lost).
      *
      * @param completions caller-owned, reused completions to fill from index 0
      * @return how many were filled; 0 when the queue is empty
      * @throws IllegalStateException if the queue was destroyed
+     * @throws NullPointerException if the array is null, or its first element while a completion waits
      */
     int poll(WorkCompletion[] completions);
 
@@ -19,9 +21,12 @@ public interface CompletionQueue extends AutoCloseable {
      * Takes up to {@code max} completions.
      *
      * @param completions caller-owned, reused completions to fill from index 0
-     * @param max         the most to take
+     * @param max         the most to take (at most the array's length are)
      * @return how many were filled; 0 when the queue is empty
      * @throws IllegalStateException if the queue was destroyed
+     * @throws DetException EINVAL if {@code max} is negative
+     * @throws NullPointerException if the array is null, or its first element while {@code max} is positive and
+     *                              a completion waits
      */
     int poll(WorkCompletion[] completions, int max);
 

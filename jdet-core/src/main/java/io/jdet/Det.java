@@ -75,7 +75,8 @@ public interface Det extends AutoCloseable {
      * @throws DetException ENODEV if the name names no usable link; EADDRINUSE if another socket is bound to the
      *                      UDP address and port, or another NIC has the {@code eth:} interface and EtherType in
      *                      this network namespace; EACCES if the UDP port is privileged (below 1024); EPERM if an
-     *                      {@code eth:} NIC lacks CAP_NET_RAW (the message says how to grant it)
+     *                      {@code eth:} NIC lacks CAP_NET_RAW (the message says how to grant it); EINVAL for an
+     *                      event queue of another device
      * @throws IllegalStateException if the device or the event queue is closed
      */
     Nic openNic(String name, EventQueue event);

@@ -42,8 +42,8 @@ public interface Nic extends AutoCloseable {
      * @param size  the least number of completions it must hold
      * @param event where its completion events go when armed; may be null if it is never armed
      * @return the completion queue
-     * @throws DetException EINVAL if size is negative or above the maximum; EAGAIN if the NIC has its maximum
-     *                      number of completion queues
+     * @throws DetException EINVAL if size is negative or above the maximum, or the event queue is another
+     *                      device's; EAGAIN if the NIC has its maximum number of completion queues
      * @throws IllegalStateException if the NIC or the event queue is closed
      */
     CompletionQueue createCq(int size, EventQueue event);

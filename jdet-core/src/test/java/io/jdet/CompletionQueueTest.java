@@ -10,6 +10,7 @@ import java.util.List;
 import static io.jdet.testing.Loopback.sge;
 import static io.jdet.testing.Tests.assertErrno;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -266,6 +267,45 @@ class CompletionQueueTest {
             assertEquals(1, wc.id());
             assertEquals(WcStatus.BOUNDS_ERR, wc.status(), "B's NAK, sent before its DISCONNECT: " + wc);
             Tests.awaitEvent(pair.eventsB, r -> r.code() == EventCode.CQ_OVERRUN);
+        }
+    }
+
+    @Test
+    void aNullSlotEndsThePollWithoutLosingACompletion() {
+        try (Loopback pair = Loopback.open()) {
+            writes(pair, 2, 0);
+            Tests.await("two completions", () -> pair.cqA.query().depth() == 2);
+            final WorkCompletion[] oneThenNull = {new WorkCompletion(), null};
+            assertEquals(1, pair.cqA.poll(oneThenNull), "the poll stops at the null slot");
+            assertEquals(0, oneThenNull[0].id());
+            assertEquals(1, pair.cqA.query().depth(), "the second completion is still queued");
+            assertThrows(NullPointerException.class, () -> pair.cqA.poll(new WorkCompletion[1]));
+            assertEquals(1, pair.cqA.query().depth(), "a refused poll takes nothing");
+            assertErrno(Errno.EINVAL, () -> pair.cqA.poll(new WorkCompletion[] {new WorkCompletion()}, -1));
+            assertEquals(1, Tests.pollOne(pair.cqA).id());
+        }
+    }
+
+    @Test
+    void aDestroyedQueuesOverrunEventsDoNotOutliveIt() {
+        try (Loopback pair = Loopback.open(new Loopback.Options().cqSize(1).depth(200, 8))) {
+            final CompletionQueue own = pair.nicA.createCq(1, null); // its events go to the NIC's queue
+            final QueuePair qp = pair.pdA.createQp(QpCreate.of(own, 200, 1));
+            final QueuePair peer = pair.pdB.createQp(QpCreate.of(pair.cqB, 4, 1));
+            Loopback.connect(qp, pair.nicB, peer);
+            Loopback.connect(peer, pair.nicA, qp);
+            final int size = own.query().size();
+            for (int i = 0; i <= size; i++) {
+                qp.write(i, sge(pair.mrA, 0, 8), 1, pair.mrB.address(), pair.mrB.rKey(), 0, 0);
+            }
+            Tests.awaitEvent(pair.eventsA, r -> r.code() == EventCode.CQ_OVERRUN && r.handle() == own);
+            qp.close();
+            own.close();
+            final EventRecord rec = new EventRecord();
+            while (pair.eventsA.pending() > 0) {
+                pair.eventsA.waitOn(0, rec);
+                assertNotSame(own, rec.handle(), "an event about the destroyed queue: " + rec);
+            }
         }
     }
 

@@ -46,6 +46,26 @@ class EventQueueTest {
     }
 
     @Test
+    void aClosedQueueHandsOutNothingItHeld() {
+        final EventQueue events = det.createEvent(null);
+        events.generate("queued before the close");
+        events.close();
+        assertThrows(IllegalStateException.class, () -> events.waitOn(0, new EventRecord()));
+        assertThrows(IllegalStateException.class, () -> events.waitOn(1_000, new EventRecord()));
+    }
+
+    @Test
+    void anEventQueueOfAnotherDeviceIsRefused() {
+        try (Det other = Det.open()) {
+            final EventQueue theirs = other.createEvent(null);
+            assertErrno(Errno.EINVAL, () -> det.openNic(io.jdet.testing.Tests.uniqueFabric("eq"), theirs));
+            final Nic nic = det.openNic(io.jdet.testing.Tests.uniqueFabric("eq"), null);
+            assertErrno(Errno.EINVAL, () -> nic.createCq(4, theirs));
+            theirs.close(); // nobody of this device took it: no EBUSY
+        }
+    }
+
+    @Test
     void shouldFailWithEinvalWhenTimeoutIsNegative() {
         final EventQueue events = det.createEvent(null);
         events.generate("queued");

@@ -173,6 +173,23 @@ class CollectiveFailureTest {
     }
 
     @Test
+    void aClosedGroupsEventsDoNotOutliveIt() {
+        try (Group g = new Group(2, quick()).joined()) {
+            g.cos[1].close();
+            final MemoryRegion mr = g.region(0, 64);
+            g.cos[0].allreduce(5, null, Group.ds(mr), ReduceOp.SUM, ReduceType.INT64, 0);
+            survivors(g, 1); // member 0 fails: its CO_ERROR is queued
+            g.cos[0].close();
+            final EventRecord rec = new EventRecord();
+            while (g.events.pending() > 0) {
+                g.events.waitOn(0, rec);
+                assertTrue(rec.handle() != g.cos[0] && rec.handle() != g.cos[1], "an event about a closed group: "
+                    + rec);
+            }
+        }
+    }
+
+    @Test
     void closingTheDeviceWithAGroupStillOpenClosesEverything() {
         // The group's completion queue refuses a close of its own while the group lives (EBUSY); the device's close
         // must still take the queue, the group's queue pairs and the NIC down, and not stop halfway.

@@ -806,6 +806,7 @@ public final class CollectiveImpl implements Collective {
             lock.unlock();
         }
         cq.removePollHook(hook);
+        cq.purgeCollectiveEvents(this);
         if (j != null) {
             j.interrupt();
             try {

@@ -1,6 +1,8 @@
 package io.jdet.internal.verbs;
 
 import io.jdet.CompletionQueue;
+import io.jdet.DetException;
+import io.jdet.Errno;
 import io.jdet.EventQueue;
 import io.jdet.MemoryRegion;
 import io.jdet.MemoryWindow;
@@ -11,8 +13,17 @@ final class Checks {
     private Checks() {
     }
 
-    static EventQueueImpl event(final EventQueue q) {
+    /**
+     * An event queue of the given device: one of another device is refused, since the two devices lock, count
+     * and close their objects apart (the other device's close would close the queue under this one's NIC).
+     *
+     * @throws DetException EINVAL for an event queue of another device
+     */
+    static EventQueueImpl event(final EventQueue q, final DeviceImpl device) {
         if (q instanceof EventQueueImpl impl) {
+            if (impl.device() != device) {
+                throw new DetException(Errno.EINVAL, "an event queue of another device");
+            }
             return impl;
         }
         throw new IllegalArgumentException("not a jdet event queue: " + q);

@@ -238,6 +238,18 @@ public final class CqImpl implements CompletionQueue {
     }
 
     /**
+     * Drops the pending events about a collective group that is being destroyed (det.md 3.13), as a queue pair's
+     * destroy drops its own.
+     *
+     * @param group the group
+     */
+    public void purgeCollectiveEvents(final Object group) {
+        if (nic.event != null) {
+            nic.event.purge(group);
+        }
+    }
+
+    /**
      * Adds work that every poll runs first, outside the engine lock: how a collective group drives its steps.
      *
      * @param hook the work; it must not throw
@@ -280,6 +292,9 @@ public final class CqImpl implements CompletionQueue {
 
     @Override
     public int poll(final WorkCompletion[] completions, final int max) {
+        if (max < 0) {
+            throw new DetException(Errno.EINVAL, "poll of " + max + " completions");
+        }
         final int limit = Math.min(max, completions.length);
         final Runnable[] work = hooks;
         if (work.length == 0 && (int) COUNT.getOpaque(this) > 0) {
@@ -355,6 +370,12 @@ public final class CqImpl implements CompletionQueue {
     private int takeLocked(final WorkCompletion[] completions, final int limit) {
         int n = 0;
         while (n < limit && count > 0) {
+            if (completions[n] == null) { // checked before the entry is taken: a null slot loses nothing
+                if (n == 0) {
+                    throw new NullPointerException("completions[0] is null");
+                }
+                break;
+            }
             final QpImpl qp = qps[head];
             completions[n++].set(ids[head], statuses[head], types[head], flags[head], lengths[head],
                 immediates[head], invalidated[head], reaps[head], qp);
@@ -470,6 +491,9 @@ public final class CqImpl implements CompletionQueue {
             nic.lock.unlock();
         }
         nic.releaseEventUser(event, this);
+        if (nic.event != null && nic.event != event) {
+            nic.event.purge(this); // its CQ_OVERRUN and CQ_FATAL went to the NIC's queue (det.md 3.13)
+        }
     }
 
     @Override

@@ -72,7 +72,7 @@ public final class DeviceImpl implements Det {
 
     @Override
     public Nic openNic(final String name, final EventQueue event) {
-        final EventQueueImpl eq = event == null ? null : Checks.event(event);
+        final EventQueueImpl eq = event == null ? null : Checks.event(event, this);
         synchronized (this) {
             checkOpen();
             if (eq != null && eq.isClosed()) {

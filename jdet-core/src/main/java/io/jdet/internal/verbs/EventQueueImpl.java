@@ -70,6 +70,11 @@ public final class EventQueueImpl implements EventQueue {
         this.handler = handler;
     }
 
+    /** @return the device that made this queue */
+    DeviceImpl device() {
+        return device;
+    }
+
     /**
      * Queues an event. Called by the engine, possibly under an engine lock.
      *
@@ -221,13 +226,13 @@ public final class EventQueueImpl implements EventQueue {
                 }
                 lock.lock();
                 try {
+                    if (closed) { // first: a closed queue hands out nothing, queued records included
+                        throw new IllegalStateException("event queue closed");
+                    }
                     if (count > 0) {
                         take(record);
                         taken = true;
                         return true;
-                    }
-                    if (closed) {
-                        throw new IllegalStateException("event queue closed");
                     }
                 } finally {
                     lock.unlock();
@@ -257,8 +262,8 @@ public final class EventQueueImpl implements EventQueue {
         long remainingNs = timeoutUs == NO_TIMEOUT ? Long.MAX_VALUE : deadlineNs - System.nanoTime();
         lock.lock();
         try {
-            while (count == 0) {
-                if (closed) {
+            while (count == 0 || closed) {
+                if (closed) { // first: a closed queue hands out nothing, queued records included
                     throw new IllegalStateException("event queue closed");
                 }
                 if (timeoutUs == 0) {

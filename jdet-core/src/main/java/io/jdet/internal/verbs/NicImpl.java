@@ -247,7 +247,7 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
 
     @Override
     public CompletionQueue createCq(final int size, final io.jdet.EventQueue eventQueue) {
-        final EventQueueImpl eq = eventQueue == null ? null : Checks.event(eventQueue);
+        final EventQueueImpl eq = eventQueue == null ? null : Checks.event(eventQueue, device);
         if (size < 0 || size > MAX_CQ_SIZE) {
             throw new DetException(Errno.EINVAL, "size " + size + " not in [0, " + MAX_CQ_SIZE + "]");
         }
