@@ -22,7 +22,10 @@ public enum EventCode {
     CQ_FATAL(6),
     /** A send queue failed (its completion queue overflowed while flushing). */
     QP_SQ_ERROR(7),
-    /** A receive queue failed: a message found no posted receive after every retry. */
+    /**
+     * A receive queue failed: a message found no posted receive after every retry, or its completion queue
+     * overflowed while flushing.
+     */
     QP_RQ_ERROR(8),
     /** The peer destroyed its queue pair. */
     QP_DESTROYED(9),

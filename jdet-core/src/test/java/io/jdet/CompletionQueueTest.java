@@ -309,6 +309,42 @@ class CompletionQueueTest {
         }
     }
 
+    /** 110 receives posted on a queue pair whose queue holds 102: a flush overruns it. */
+    private static QueuePair overfullOfReceives(final Loopback pair, final boolean connect) {
+        final CompletionQueue small = pair.nicA.createCq(1, null);
+        final QueuePair qp = pair.pdA.createQp(QpCreate.of(small, 200, 1));
+        if (connect) {
+            final QueuePair peer = pair.pdB.createQp(QpCreate.of(pair.cqB, 4, 1));
+            Loopback.connect(qp, pair.nicB, peer);
+            Loopback.connect(peer, pair.nicA, qp);
+        }
+        for (int i = 0; i < 110; i++) {
+            qp.recv(i, sge(pair.mrA, 0, 8), 1);
+        }
+        return qp;
+    }
+
+    @Test
+    void aFlushThatOverrunsItsQueueRaisesQpRqError() {
+        // det.md 3.5: completions lost while flushing put the queue pair in ERROR and say which queue.
+        try (Loopback pair = Loopback.open()) {
+            final QueuePair qp = overfullOfReceives(pair, false);
+            qp.modify(new QpModify().state(QpState.ERROR));
+            Tests.awaitEvent(pair.eventsA, r -> r.code() == EventCode.QP_RQ_ERROR && r.handle() == qp);
+        }
+    }
+
+    @Test
+    void aDisconnectWhoseFlushOverrunsItsQueueEndsInErrorNotIdle() {
+        // Receives lost in the flush: the queue pair must not look closed cleanly and reusable.
+        try (Loopback pair = Loopback.open()) {
+            final QueuePair qp = overfullOfReceives(pair, true);
+            qp.modify(new QpModify().state(QpState.DISCONNECT));
+            assertEquals(QpState.ERROR, qp.query().state());
+            Tests.awaitEvent(pair.eventsA, r -> r.code() == EventCode.QP_RQ_ERROR && r.handle() == qp);
+        }
+    }
+
     @Test
     void shouldKeepOrderWhenResizedAfterTheRingWrapped() {
         try (Loopback pair = Loopback.open(new Loopback.Options().cqSize(102).depth(128, 4))) {

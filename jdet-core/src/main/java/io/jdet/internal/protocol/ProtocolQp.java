@@ -117,6 +117,15 @@ public interface ProtocolQp extends Connection {
     void undoLocal(SendWr w);
 
     /**
+     * A flushed work request's completion found its completion queue full (or failed): the queue pair must end in
+     * ERROR and say which queue (det.md 3.5: QP_SQ_ERROR, QP_RQ_ERROR), not look closed cleanly. Raises nothing
+     * itself; the flush's caller does once it is done.
+     *
+     * @param receiveQueue whether it was a receive
+     */
+    void flushOverflowed(boolean receiveQueue);
+
+    /**
      * Invalidates a type 2 window key a peer's send with invalidate names.
      *
      * @param rKey the key

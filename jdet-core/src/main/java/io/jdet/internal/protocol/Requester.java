@@ -717,7 +717,9 @@ public final class Requester implements OrderedStream {
                 // must not find its key granting access (ibv_bind_mw: keep the old key on a failed bind).
                 qp.undoLocal(w);
             }
-            qp.completeSend(w.id, status, w.type, 0, reap);
+            if (!qp.completeSend(w.id, status, w.type, 0, reap)) {
+                qp.flushOverflowed(false);
+            }
             w.window = null;
             w.bindRegion = null;
         }

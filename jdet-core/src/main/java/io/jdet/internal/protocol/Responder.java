@@ -591,7 +591,9 @@ public final class Responder implements OrderedStream {
         int flushed = 0;
         for (long i = consume; i < queue.tail; i++) {
             flushed++;
-            qp.completeRecv(queue.at(i).id, WcStatus.FLUSHED, 0, 0, 0, 0);
+            if (!qp.completeRecv(queue.at(i).id, WcStatus.FLUSHED, 0, 0, 0, 0)) {
+                qp.flushOverflowed(true);
+            }
         }
         consume = queue.tail;
         for (long i = iqHead; i < iqTail; i++) {

@@ -70,6 +70,8 @@ public final class QpImpl implements QueuePair, ProtocolQp {
     int errorCode = EventCode.QP_ERROR.code();
     /** Whether this queue pair raises no asynchronous events: a collective group's own, which raises CO events. */
     private volatile boolean silent;
+    /** Set by a flush whose completion was lost: the event to raise once it is done (0: none). */
+    private int flushOverflow;
     public boolean destroyed;
     /** This end's start sequence numbers (request low, response high): random, new for every incarnation. */
     long localPsn = Isn.pair();
@@ -662,13 +664,30 @@ public final class QpImpl implements QueuePair, ProtocolQp {
         state = QpState.DISCONNECT;
         final int flushed = requester.flush();
         responder.flush();
-        if (flushed > 0) {
+        if (flushed > 0 || flushOverflow != 0) {
             state = QpState.ERROR;
         } else {
             resetToIdle();
         }
         if (!silent) {
             nic.asyncEvent(remote ? code | EventCode.REMOTE_BIT : code, ResourceType.QP, this);
+        }
+        raiseFlushOverflow();
+    }
+
+    @Override
+    public void flushOverflowed(final boolean receiveQueue) {
+        if (flushOverflow == 0) {
+            flushOverflow = (receiveQueue ? EventCode.QP_RQ_ERROR : EventCode.QP_SQ_ERROR).code();
+        }
+    }
+
+    /** After a flush: the queue whose completion was lost says so (det.md 3.5), once. */
+    private void raiseFlushOverflow() {
+        final int code = flushOverflow;
+        flushOverflow = 0;
+        if (code != 0 && !silent) {
+            nic.asyncEvent(code, ResourceType.QP, this);
         }
     }
 
@@ -709,6 +728,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
         if (raise && !silent) {
             nic.asyncEvent(remote ? code | EventCode.REMOTE_BIT : code, ResourceType.QP, this);
         }
+        raiseFlushOverflow();
     }
 
     /**
