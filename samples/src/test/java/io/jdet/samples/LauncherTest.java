@@ -43,12 +43,50 @@ class LauncherTest {
         assertTrue(r.output().startsWith("jdet: unknown command 'prf'\nusage: ./jdet"), r.output());
     }
 
+    @Test
+    void shouldAcceptEveryCommandItsUsageLists() throws Exception {
+        // The launcher refuses unknown commands before it looks for a JDK: a command the usage lists but that list
+        // leaves out is refused too (./jdet stat was). JDET_CHECK_ONLY stops right after that check.
+        final String usage = launch("--help").output();
+        final String commands = usage.substring(usage.indexOf("commands:\n") + "commands:\n".length(),
+            usage.indexOf("\n\n", usage.indexOf("commands:")));
+        int checked = 0;
+        for (final String line : commands.split("\n")) {
+            final String command = line.trim().split(" ")[0];
+            if (command.equals("help")) {
+                continue;
+            }
+            assertEquals(0, launchChecking(command).exit(), "./jdet " + command + " is refused");
+            checked++;
+        }
+        assertTrue(checked >= 8, checked + " commands in: " + commands);
+        assertEquals(2, launchChecking("prf").exit());
+    }
+
+    @Test
+    void shouldRunMavenWithTheJdkItFound() throws Exception {
+        final Result r = launch("mvn", "-v");
+        assertEquals(0, r.exit(), r.output());
+        assertTrue(r.output().contains("Java version: 25"), r.output());
+    }
+
+    private static Result launchChecking(final String command) throws IOException, InterruptedException {
+        return run(java.util.Map.of("JDET_CHECK_ONLY", "1"), command);
+    }
+
     private static Result launch(final String... args) throws IOException, InterruptedException {
+        return run(java.util.Map.of(), args);
+    }
+
+    private static Result run(final java.util.Map<String, String> env, final String... args)
+        throws IOException, InterruptedException {
         final Path launcher = root().resolve("jdet");
         final String[] command = new String[args.length + 1];
         command[0] = launcher.toString();
         System.arraycopy(args, 0, command, 1, args.length);
-        final Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+        builder.environment().putAll(env);
+        final Process p = builder.start();
         final byte[] out = p.getInputStream().readAllBytes();
         if (!p.waitFor(30, TimeUnit.SECONDS)) {
             p.destroyForcibly();
