@@ -17,7 +17,8 @@ public interface MemoryWindow extends AutoCloseable {
 
     /**
      * The remote key of the current binding (for type 2 also the last key given to a bind or that was
-     * invalidated); a window that was never bound has a key that grants nothing.
+     * invalidated); a window that was never bound has a key that grants nothing. A bind's key is reported from its
+     * post on; if the bind fails, this goes back to the key in force.
      *
      * @return the key
      */

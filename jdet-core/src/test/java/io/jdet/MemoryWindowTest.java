@@ -364,13 +364,16 @@ class MemoryWindowTest {
             final MemoryWindow mw = pair.pdB.createMw(1);
             final MemoryRegion region = pair.pdB.regMr(pair.arena.allocate(4096, 64), Loopback.ALL_RIGHTS);
             holdBsSendQueue(pair);
+            final int before = mw.rKey();
             final int key = pair.qpB.bind(2, mw, region, region.address(), 256, RW, 0);
+            assertEquals(key, mw.rKey(), "the key the post returned, until the bind's outcome");
             region.modify(pair.nicB.allocPd(), Access.LOCAL_READ | Access.LOCAL_WRITE);
             pair.qpA.recv(9, sge(pair.mrA, 4096, 64), 1);
             final java.util.List<WorkCompletion> b = Tests.pollUntil(pair.cqB, 2);
             assertEquals(2, b.get(1).id());
             assertEquals(WcStatus.BIND_ERR, b.get(1).status(), b.get(1).toString()); // and the queue pair fails
             assertEquals(0, mw.query().length(), "the window is not bound");
+            assertEquals(before, mw.rKey(), "the key in force again, not the failed bind's");
             region.close(); // no window holds it
             pair.bufA.set(ValueLayout.JAVA_LONG, 0, 0x1234L);
             final QueuePair a2 = pair.pdA.createQp(QpCreate.of(pair.cqA, 8, 1));

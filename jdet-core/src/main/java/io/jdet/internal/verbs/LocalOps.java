@@ -15,11 +15,26 @@ final class LocalOps {
     }
 
     static WcStatus run(final QpImpl qp, final SendWr w) {
-        return switch (w.kind) {
+        final WcStatus status = switch (w.kind) {
             case SendWr.KIND_BIND -> bindType1(w);
             case SendWr.KIND_BIND_TYPE2 -> bindType2(qp, w);
             default -> invalidate(qp, w.rKey, false) ? WcStatus.SUCCESS : WcStatus.LOCAL_OP_ERR;
         };
+        if (status != WcStatus.SUCCESS) {
+            keyInForce(w);
+        }
+        return status;
+    }
+
+    /**
+     * A bind that failed or was taken back: the window's key as the application reads it ({@code mw.rKey()}, set
+     * when the bind was posted) goes back to the key in force, unless a later bind was posted meanwhile.
+     */
+    private static void keyInForce(final SendWr w) {
+        if ((w.kind == SendWr.KIND_BIND || w.kind == SendWr.KIND_BIND_TYPE2) && w.window instanceof MwImpl mw
+            && mw.rKey == w.bindKey) {
+            mw.rKey = mw.activeRKey;
+        }
     }
 
     private static WcStatus bindType1(final SendWr w) {
@@ -71,7 +86,7 @@ final class LocalOps {
     static void undo(final SendWr w) {
         if ((w.kind == SendWr.KIND_BIND || w.kind == SendWr.KIND_BIND_TYPE2) && w.status == WcStatus.SUCCESS
             && w.window instanceof MwImpl mw && !mw.destroyed && mw.bound && mw.activeRKey == w.bindKey) {
-            mw.unbind();
+            mw.unbind(); // its key, still mw.rKey unless a later bind was posted, now grants nothing
         }
     }
 
