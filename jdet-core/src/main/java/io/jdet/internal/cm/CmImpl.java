@@ -55,7 +55,7 @@ public final class CmImpl implements CmHandler {
     private final NicImpl nic;
     private final CmWire wire;
     private final Condition changed;
-    /** The longest a waiter sleeps before it looks again at what it waits for (not all of it is signalled). */
+    /** How often a disconnect looks again at what it waits for (the data path signals no one). */
     private static final long WAIT_SLICE_NS = TimeUnit.MILLISECONDS.toNanos(1);
     private final Map<Integer, CmListener> listeners = new HashMap<>();
     private final Map<PeerId, CmRequest> incoming = new HashMap<>();
@@ -320,7 +320,9 @@ public final class CmImpl implements CmHandler {
                 throw new DetException(Errno.ENOTCONN, "queue pair is " + qp.state);
             }
             final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-            final boolean quiet = await(() -> qp.state != QpState.CONNECTED || qp.quiescent(), timeoutMs);
+            // What this waits for happens on the data path, which signals no one: looked at every slice.
+            final boolean quiet = await(() -> qp.state != QpState.CONNECTED || qp.quiescent(), timeoutMs,
+                WAIT_SLICE_NS);
             if (qp.state != QpState.CONNECTED) {
                 return; // the peer disconnected first, or the connection failed: nothing left to close
             }
@@ -340,7 +342,7 @@ public final class CmImpl implements CmHandler {
             sendDisconnect(d);
             final long leftMs = Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
             final boolean answered = await(() -> d.state != CmOutgoing.REQUESTED || qp.state != QpState.CONNECTED,
-                leftMs);
+                leftMs, WAIT_SLICE_NS); // the peer's DISCONNECT frame, too, changes the state on the data path
             disconnects.remove(id);
             if (qp.state == QpState.CONNECTED) {
                 qp.disconnect(EventCode.DISCONNECT.code(), false, !answered);
@@ -770,6 +772,13 @@ public final class CmImpl implements CmHandler {
 
     /** Waits on the engine lock's condition until done or the time runs out; the progress thread serves frames. */
     private boolean await(final BooleanSupplier done, final long timeoutMs) {
+        return await(done, timeoutMs, Long.MAX_VALUE); // what it waits for is signalled (CM frames, close)
+    }
+
+    /**
+     * Waits until {@code done}, looking again at least every {@code sliceNs} (for what changes without a signal).
+     */
+    private boolean await(final BooleanSupplier done, final long timeoutMs, final long sliceNs) {
         long leftNs = TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         nic.device.blockedWaiters.incrementAndGet();
         nic.link.wakeup();
@@ -781,10 +790,9 @@ public final class CmImpl implements CmHandler {
                     return false;
                 }
                 // The condition's wait releases the engine lock without LinkLock.unlock: what this thread staged
-                // (a raw Ethernet link batches) must leave first. And a slice at a time: some of what is waited
-                // for (a queue pair's last work completing, a failure on the data path) signals nobody.
+                // (a raw Ethernet link batches) must leave first.
                 nic.link.flush();
-                final long slice = Math.min(leftNs, WAIT_SLICE_NS);
+                final long slice = Math.min(leftNs, sliceNs);
                 leftNs -= slice - changed.awaitNanos(slice);
             }
             return true;
