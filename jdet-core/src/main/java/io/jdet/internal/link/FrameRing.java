@@ -62,6 +62,8 @@ final class FrameRing implements AutoCloseable {
     private static final int CONSUMING = 2;
     /** Slot state: a settle is copying the lent payload into the slot. */
     private static final int SETTLING = 3;
+    /** How long a settle from inside a handler waits for another thread copying a lent payload out of a slot. */
+    static final long BOUNDED_SETTLE_NS = 200_000;
 
     private final int mask;
     private final int slotSize;
@@ -260,7 +262,7 @@ final class FrameRing implements AutoCloseable {
      */
     private boolean handLent(final int i, final FrameHandler handler, final long[] drops) {
         if (!handler.takesPayloadApart() || !state.compareAndSet(i, LENT, CONSUMING)) {
-            settleSlot(i, true);
+            settleSlot(i, Long.MAX_VALUE);
             return false;
         }
         try {
@@ -280,9 +282,10 @@ final class FrameRing implements AutoCloseable {
     /**
      * Copies the lent payload of slot {@code i} into the slot, unless the consumer or another settle has it.
      *
-     * @param wait whether to wait until whoever has it is done (the slot is {@link #PLAIN} again)
+     * @param waitNs how long to wait until whoever has it is done (the slot is {@link #PLAIN} again): 0 not at all,
+     *               {@code Long.MAX_VALUE} for as long as it takes
      */
-    private void settleSlot(final int i, final boolean wait) {
+    private void settleSlot(final int i, final long waitNs) {
         if (state.compareAndSet(i, LENT, SETTLING)) {
             final int h = headerLengths[i];
             try {
@@ -295,8 +298,15 @@ final class FrameRing implements AutoCloseable {
             }
             return;
         }
-        while (wait && state.get(i) != PLAIN) {
-            Thread.onSpinWait(); // another thread is copying one frame out of it: microseconds
+        if (waitNs <= 0) {
+            return;
+        }
+        final long start = System.nanoTime();
+        while (state.get(i) != PLAIN) { // another thread is copying one frame out of it: microseconds
+            if (waitNs != Long.MAX_VALUE && System.nanoTime() - start > waitNs) {
+                return;
+            }
+            Thread.onSpinWait();
         }
     }
 
@@ -306,8 +316,10 @@ final class FrameRing implements AutoCloseable {
      * is true, waits until it is done). Safe from any thread, concurrently with producers and the consumer.
      *
      * @param peer the sender, as the frames carry it
-     * @param wait false when called by the consumer of some ring from inside its handler (waiting there could
-     *             deadlock with another consumer doing the same)
+     * @param wait false when called by the consumer of some ring from inside its handler: waiting there for as
+     *             long as it takes could deadlock with another consumer doing the same, so it waits for another
+     *             thread's copy at most {@link #BOUNDED_SETTLE_NS} (the copy takes microseconds; only that mutual
+     *             wait runs out, and only then may the flushed memory be reused while the peer still reads it)
      */
     void settle(final long peer, final boolean wait) {
         final Thread me = Thread.currentThread();
@@ -315,10 +327,11 @@ final class FrameRing implements AutoCloseable {
             final int s = state.get(i); // volatile: pairs with the producer's LENT, so peers[i] is that frame's
             if (s != PLAIN && peers[i] == peer) {
                 // The consumer of this very ring is this thread, inside a handler: the slot it holds is its own.
-                settleSlot(i, wait && consumer != me);
+                settleSlot(i, consumer == me ? 0 : wait ? Long.MAX_VALUE : BOUNDED_SETTLE_NS);
             }
         }
     }
+
 
     /**
      * Whether the calling thread is inside {@link #drain} of this ring, that is, inside a frame handler.

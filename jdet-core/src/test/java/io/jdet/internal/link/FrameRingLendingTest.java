@@ -14,6 +14,7 @@ import java.util.List;
 import static io.jdet.internal.link.LinkFrames.HEADER;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -25,7 +26,7 @@ class FrameRingLendingTest {
     private static final int SIZE = FrameRing.LEND_MIN + 100;
 
     /** Keeps what a handler that takes payloads apart was given, and a copy of the bytes it would place. */
-    private static final class Apart implements FrameHandler {
+    private static class Apart implements FrameHandler {
         final List<MemorySegment> payloads = new ArrayList<>();
         final List<byte[]> bytes = new ArrayList<>();
         int whole;
@@ -107,6 +108,45 @@ class FrameRingLendingTest {
             assertEquals(1, handler.bytes.get(0)[SIZE - 1]);
             assertSame(memory, handler.payloads.get(1), "the other peer's frame is still lent");
             assertEquals(2, handler.bytes.get(1)[0]);
+        }
+    }
+
+    @Test
+    @org.junit.jupiter.api.Timeout(30)
+    void aSettleFromInsideAHandlerWaitsForAnotherConsumerOnlySoLong() throws Exception {
+        // Another thread's consumer holds the lent frame for good (as two consumers settling each other's frames
+        // from inside their handlers would): the settle of a sender inside its own handler gives up after a bound
+        // instead of deadlocking, and an unbounded settle would still be waiting.
+        final FrameRing ring = new FrameRing(8, HEADER + SIZE);
+        try (Arena arena = Arena.ofShared()) {
+            final MemorySegment memory = arena.allocate(SIZE);
+            final FrameGather gather = lent(memory, 0, SIZE);
+            assertTrue(ring.offer(4, false, LinkFrames.header(1, gather), HEADER, gather));
+            final java.util.concurrent.CountDownLatch inside = new java.util.concurrent.CountDownLatch(1);
+            final java.util.concurrent.CountDownLatch leave = new java.util.concurrent.CountDownLatch(1);
+            final Apart holding = new Apart() {
+                @Override
+                public void onFrame(final MemorySegment frame, final int length, final long peer,
+                                    final MemorySegment payload, final long payloadOffset) {
+                    inside.countDown();
+                    try {
+                        leave.await();
+                    } catch (final InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            };
+            final Thread consumer = Thread.ofPlatform().start(
+                () -> ring.drain(holding, 8, new FrameCrc(), new long[2]));
+            assertTrue(inside.await(10, java.util.concurrent.TimeUnit.SECONDS));
+            ring.settle(4, false); // returns: bounded
+            final Thread unbounded = Thread.ofPlatform().start(() -> ring.settle(4, true));
+            unbounded.join(200);
+            assertTrue(unbounded.isAlive(), "an unbounded settle waits for the consumer");
+            leave.countDown();
+            unbounded.join(10_000);
+            consumer.join(10_000);
+            assertFalse(unbounded.isAlive() || consumer.isAlive());
         }
     }
 
