@@ -270,6 +270,7 @@ public final class CmImpl implements CmHandler {
             }
             r.state = CmRequest.ACCEPTED;
             r.retry = new CmRetry(nic.minRtoNs, System.nanoTime());
+            rescan = true; // the timer resends the ACCEPT until READY
             sendAnswer(r);
             if (!await(() -> r.state != CmRequest.ACCEPTED, timeoutMs)) {
                 r.state = CmRequest.REJECTED;
@@ -723,10 +724,21 @@ public final class CmImpl implements CmHandler {
                 final CmRequest r = i.next();
                 if (r.retry != null && r.retry.expired(now)) {
                     i.remove();
+                    continue;
                 } else if (r.retry != null && r.retry.lingerUntilNs - next < 0) {
                     next = r.retry.lingerUntilNs;
                 }
-                // An ACCEPT is sent again only when the requester's retry asks for it (onRequest).
+                if (r.state == CmRequest.ACCEPTED && r.retry != null) {
+                    // Until READY comes: the requester resends READY only a few times, so under a burst of loss
+                    // an accept could fail while its connect had succeeded (the requester answers a repeated
+                    // ACCEPT with READY again). Bounded by the accept's timeout, sent only to the address the
+                    // application accepted.
+                    if (r.retry.due(now)) {
+                        nic.counters.cmRetransmitted++;
+                        sendAnswer(r);
+                    }
+                    next = earlier(next, r.retry.nextNs());
+                }
             }
         }
         if (!connects.isEmpty()) {
