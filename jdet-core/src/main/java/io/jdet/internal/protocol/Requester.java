@@ -493,6 +493,9 @@ public final class Requester implements OrderedStream {
             scoreboard.forget();
             goBack(seq);
             rnrHoldUntilNs = now + nic.rnrDelayNs;
+            // The peer answered (an exact NAK): a receiver not ready is no lost connection. Its retries are bounded
+            // by rnrRetryCount (RNR_RETRY_EXCEEDED), not cut off by the ack timeout as RETRY_EXCEEDED.
+            lastAckProgressNs = now;
             return;
         }
         nic.counters.naksReceived++;
