@@ -335,6 +335,24 @@ class CompletionQueueTest {
     }
 
     @Test
+    void aFlushOfSendsThatOverrunsItsQueueRaisesQpSqError() {
+        // Sends held behind an RNR wait (A's peer posted no receive), their queue too small for their flush.
+        final Configuration slow = new Configuration().rnrRetryCount(1_000).rnrDelayUs(100_000);
+        try (Loopback pair = Loopback.open(new Loopback.Options().configuration(slow))) {
+            final CompletionQueue small = pair.nicA.createCq(1, null);
+            final QueuePair qp = pair.pdA.createQp(QpCreate.of(small, 200, 1));
+            final QueuePair peer = pair.pdB.createQp(QpCreate.of(pair.cqB, 4, 1));
+            Loopback.connect(qp, pair.nicB, peer);
+            Loopback.connect(peer, pair.nicA, qp);
+            for (int i = 0; i < 110; i++) {
+                qp.send(i, sge(pair.mrA, 0, 8), 1, 0, 0);
+            }
+            qp.modify(new QpModify().state(QpState.ERROR));
+            Tests.awaitEvent(pair.eventsA, r -> r.code() == EventCode.QP_SQ_ERROR && r.handle() == qp);
+        }
+    }
+
+    @Test
     void aDisconnectWhoseFlushOverrunsItsQueueEndsInErrorNotIdle() {
         // Receives lost in the flush: the queue pair must not look closed cleanly and reusable.
         try (Loopback pair = Loopback.open()) {

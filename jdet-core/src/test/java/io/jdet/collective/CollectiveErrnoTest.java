@@ -114,6 +114,26 @@ class CollectiveErrnoTest {
     }
 
     @Test
+    void aReductionLargerThanHalfTheLargestRegionIsE2big() {
+        // Its scratch memory, one region, would hold two such buffers. The 1 GiB region is a lazy mapping: only its
+        // registration is paid, none of its pages.
+        try (Group g = new Group(2, new Configuration()).joined()) {
+            final long n = (g.nics[0].query().maxMrSize() / 2 / 8 + 1) * 8; // the least multiple of 8 above half
+            final MemoryRegion big = g.pds[0].regMr(io.jdet.testing.LazyMemory.map(n, g.arena),
+                Access.LOCAL_READ | Access.LOCAL_WRITE);
+            errno(Errno.E2BIG, () -> g.cos[0].allreduce(1, null, Group.ds(big, 0, n), ReduceOp.SUM,
+                ReduceType.INT64, 0));
+            errno(Errno.E2BIG, () -> g.cos[0].reduce(1, 1, Group.ds(big, 0, n), null, ReduceOp.SUM,
+                ReduceType.INT64, 0));
+            for (int i = 0; i < 2; i++) {
+                g.cos[i].barrier(2, 0); // nothing was taken
+            }
+            g.expectAll(WcType.BARRIER, 0);
+            big.close();
+        }
+    }
+
+    @Test
     void joinRefusesAMeshTheNicCannotHold() {
         // 4096 slots per peer: 11 peers need a completion queue of about 135 000 entries, above the NIC's largest
         final Configuration c = new Configuration().collectives(CollectiveTuning.DEFAULT.withSlots(64, 4096));
