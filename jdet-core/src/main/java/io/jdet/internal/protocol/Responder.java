@@ -68,6 +68,9 @@ public final class Responder implements OrderedStream {
         int requestSeq;
         Region region;
         long offset;
+        /** A read's key and address as the request named them: each response frame checks they still grant it. */
+        int rKey;
+        long address;
         int length;
         long original;
         int startSeq;
@@ -378,6 +381,8 @@ public final class Responder implements OrderedStream {
         e.requestSeq = seq;
         e.region = region;
         e.offset = offset;
+        e.rKey = Frame.key(f);
+        e.address = Frame.address(f);
         e.length = length;
         // In long: a read within a frame of 2^31 bytes overflows an int sum, and would be answered by one frame.
         queueResponse(e, (int) Math.max(1, ((long) length + qp.maxPayload() - 1) / qp.maxPayload()), now);
@@ -472,7 +477,7 @@ public final class Responder implements OrderedStream {
         if (e.read) {
             payload = (int) Math.min(qp.maxPayload(), e.length - offset);
             if (payload > 0) {
-                if (!e.region.usable()) {
+                if (!stillGranted(e)) {
                     return failResponse(e);
                 }
                 e.region.addTo(g, e.offset + offset, payload);
@@ -489,9 +494,22 @@ public final class Responder implements OrderedStream {
     }
 
     /**
-     * The region a read response comes from was deregistered (or its arena closed) after the read arrived, and
-     * part of the response is still to be sent: the engine may not touch the memory any more, so the read fails
-     * at the requester as if its key had been invalid when it arrived, and the queue pair enters ERROR.
+     * Whether the read's key still grants what it granted when the read arrived: the same memory, with remote read
+     * right. Every frame of a response asks, its first sending and each resend alike, because the key may have been
+     * revoked since (the region deregistered or re-keyed by {@code modify}, a window unbound, rebound, invalidated
+     * or destroyed): a revoked key reads nothing more, as a write arriving after the change is refused. Raises
+     * nothing.
+     */
+    private boolean stillGranted(final InboundResponse e) {
+        return nic.resolveRemote(qp, e.rKey, e.address, e.length, Access.REMOTE_READ, false) == 0
+            && nic.remoteRegion == e.region && nic.remoteOffset == e.offset && e.region.usable();
+    }
+
+    /**
+     * The key a read response comes from was revoked (its region deregistered or re-keyed, its window unbound or
+     * destroyed, or its arena closed) after the read arrived, and part of the response is still to be sent: the
+     * engine may not read that memory for the peer any more, so the read fails at the requester as if its key had
+     * been invalid when it arrived, and the queue pair enters ERROR.
      *
      * @return false: nothing was sent
      */
