@@ -436,7 +436,12 @@ public final class Requester implements OrderedStream {
 
     /** Reports finished work requests in post order; suppressed successes only add to the next reap count. */
     public void completeWalk() {
-        while (completeIdx < admitIdx) {
+        completeWalk(admitIdx);
+    }
+
+    /** Reports finished work requests in post order, none at or beyond position {@code limit}. */
+    private void completeWalk(final long limit) {
+        while (completeIdx < Math.min(limit, admitIdx)) {
             final SendWr w = queue.at(completeIdx);
             if (w.state != SendWr.DONE) {
                 return;
@@ -509,7 +514,7 @@ public final class Requester implements OrderedStream {
         if (w.needsResponse()) {
             orDepth--;
         }
-        completeWalk();
+        completeWalk(w.ordinal + 1); // nothing behind the failed request: the flush reports it
         qp.enterError(event, true, false, true);
     }
 
@@ -528,7 +533,7 @@ public final class Requester implements OrderedStream {
         if (w != null) {
             w.status = WcStatus.BAD_RESPONSE;
             w.state = SendWr.DONE;
-            completeWalk();
+            completeWalk(w.ordinal + 1);
         }
         qp.protocolError(event);
     }
@@ -548,7 +553,7 @@ public final class Requester implements OrderedStream {
     private void fail(final SendWr w, final WcStatus status, final int rawEvent) {
         w.status = status;
         w.state = SendWr.DONE;
-        completeWalk();
+        completeWalk(w.ordinal + 1);
         final int code = rawEvent & ~EventCode.REMOTE_BIT;
         qp.enterError(code, (rawEvent & EventCode.REMOTE_BIT) != 0, true, true);
     }
@@ -684,10 +689,10 @@ public final class Requester implements OrderedStream {
             goBack(lastAcked + 1);
             rto.backOff();
             lastProgressNs = now;
-        } else if (orDepth > 0 && !after(highestSent, lastAcked) && now - lastResponseNs >= nic.ackTimeoutNs) {
+        } else if (orDepth > 0 && !after(highestSent, lastAcked) && now - responseWaitSinceNs() >= nic.ackTimeoutNs) {
             for (long i = completeIdx; i < admitIdx; i++) {
                 final SendWr w = queue.at(i);
-                if (w.needsResponse() && w.state == SendWr.ACTIVE) {
+                if (w.needsResponse() && w.state == SendWr.ACTIVE && (w.flags & WrFlags.NO_TIMEOUT) == 0) {
                     nic.counters.retryExceeded++;
                     fail(w, WcStatus.RETRY_EXCEEDED, EventCode.ACK_TIMEOUT.code());
                     return;
@@ -695,6 +700,17 @@ public final class Requester implements OrderedStream {
             }
         }
         pump(now);
+    }
+
+    /**
+     * Since when the outstanding reads and atomics have waited for a response with nothing else to wait for: the
+     * later of the last response and the last acknowledgement that made progress (any valid ACK or response resets
+     * the retry count, ibverbs.md 7.7). A read admitted long before, behind work that kept progressing (a receiver
+     * not ready for longer than {@code ackTimeoutMs}), so starts its wait when its own request is acknowledged, not
+     * when it was admitted. Raises nothing.
+     */
+    private long responseWaitSinceNs() {
+        return lastResponseNs - lastAckProgressNs < 0 ? lastAckProgressNs : lastResponseNs;
     }
 
     /**
