@@ -109,12 +109,15 @@ public interface ProtocolQp extends Connection {
     WcStatus runLocal(SendWr w);
 
     /**
-     * Takes back what a local work request that ran did, as it completes FLUSHED (the queue pair failed before its
-     * completion's turn): a bind's window no longer grants access by its key. Raises nothing.
+     * A local work request completes FLUSHED (the queue pair failed before its completion's turn): takes back what
+     * it did if it ran, so that a bind's window no longer grants access by its key; a bind that never ran ends the
+     * binding it would have replaced, so that neither key grants access (as a bind that ran and was taken back).
+     * Raises nothing.
      *
-     * @param w the work request
+     * @param w   the work request
+     * @param ran whether it ran (was admitted) before the flush
      */
-    void undoLocal(SendWr w);
+    void undoLocal(SendWr w, boolean ran);
 
     /**
      * A flushed work request's completion found its completion queue full (or failed): the queue pair must end in

@@ -730,11 +730,11 @@ public final class Requester implements OrderedStream {
             // A request that already failed (a local operation, or a NAK behind unfinished work) keeps its status.
             final WcStatus status = i < admitIdx && w.state == SendWr.DONE && w.status != WcStatus.SUCCESS
                 ? w.status : WcStatus.FLUSHED;
-            if (status == WcStatus.FLUSHED && i < admitIdx && w.isLocal()) {
+            if (status == WcStatus.FLUSHED && w.isLocal()) {
                 // It ran (a bind takes effect as it is admitted, so that the requests behind it may use its key),
-                // but completes FLUSHED behind the request that failed: the application takes it as not done and
-                // must not find its key granting access (ibv_bind_mw: keep the old key on a failed bind).
-                qp.undoLocal(w);
+                // or never did, but completes FLUSHED: the application takes it as not done and must find neither
+                // its key nor the one it was to replace granting access (QueuePair.bind).
+                qp.undoLocal(w, i < admitIdx);
             }
             if (!qp.completeSend(w.id, status, w.type, 0, reap)) {
                 qp.flushOverflowed(false);

@@ -38,6 +38,11 @@ public final class SendWr extends WorkRequest {
     public long bindLength;
     public int bindAccess;
     public int bindKey;
+    /**
+     * A type 1 bind's window key in force when it was posted: a bind flushed before it ran ends that binding only if
+     * it is still the one in force (no bind of another queue pair ran meanwhile).
+     */
+    public int bindReplacedKey;
     /** Position in the send queue (a counter over the queue pair's life); travels as the read/atomic id. */
     public long ordinal;
     public int state;

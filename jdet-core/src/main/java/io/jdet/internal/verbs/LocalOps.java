@@ -47,10 +47,10 @@ final class LocalOps {
             mw.activeRKey = w.bindKey;
             return WcStatus.SUCCESS;
         }
+        mw.unbind(); // a rebind that fails ends the binding too: neither key grants access (QueuePair.bind)
         if (!regionAsPosted(mw, w)) {
             return WcStatus.BIND_ERR;
         }
-        mw.unbind();
         apply(mw, w, null);
         return WcStatus.SUCCESS;
     }
@@ -76,18 +76,31 @@ final class LocalOps {
     }
 
     /**
-     * Takes back a bind that ran but completes FLUSHED: if the window is still bound by it, it is unbound, so that
-     * neither its new key nor (already replaced) the old one grants access; a bind that failed or was since
-     * replaced is left alone. A local invalidate cannot be taken back (the key is gone), which only withholds
-     * access the application believes it still grants. Raises nothing.
+     * Takes back a bind that completes FLUSHED. One that ran: if the window is still bound by it, it is unbound,
+     * so that neither its new key nor (already replaced) the old one grants access; a bind that failed or was since
+     * replaced is left alone. A type 1 bind that never ran: the binding it was to replace ends, if it is still the
+     * one in force, and the window's key as the application reads it goes back to the key in force (which then
+     * grants nothing), as after a bind that failed; a type 2 bind replaces no binding. A local invalidate cannot be
+     * taken back (the key is gone), which only withholds access the application believes it still grants. Raises
+     * nothing.
      *
-     * @param w the flushed work request
+     * @param w   the flushed work request
+     * @param ran whether it was admitted (ran) before the flush
      */
-    static void undo(final SendWr w) {
-        if ((w.kind == SendWr.KIND_BIND || w.kind == SendWr.KIND_BIND_TYPE2) && w.status == WcStatus.SUCCESS
-            && w.window instanceof MwImpl mw && !mw.destroyed && mw.bound && mw.activeRKey == w.bindKey) {
-            mw.unbind(); // its key, still mw.rKey unless a later bind was posted, now grants nothing
+    static void undo(final SendWr w, final boolean ran) {
+        if ((w.kind != SendWr.KIND_BIND && w.kind != SendWr.KIND_BIND_TYPE2) || !(w.window instanceof MwImpl mw)) {
+            return;
         }
+        if (ran) {
+            if (w.status == WcStatus.SUCCESS && !mw.destroyed && mw.bound && mw.activeRKey == w.bindKey) {
+                mw.unbind(); // its key, still mw.rKey unless a later bind was posted, now grants nothing
+            }
+            return;
+        }
+        if (w.kind == SendWr.KIND_BIND && !mw.destroyed && mw.activeRKey == w.bindReplacedKey) {
+            mw.unbind();
+        }
+        keyInForce(w);
     }
 
     private static void apply(final MwImpl mw, final SendWr w, final QpImpl boundQp) {

@@ -325,6 +325,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             if (length == 0) {
                 w.window = mw;
                 w.bindLength = 0;
+                w.bindReplacedKey = mw.activeRKey;
                 w.bindKey = mw.nextKey();
                 mw.rKey = w.bindKey;
                 requester.post();
@@ -440,6 +441,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
         w.bindLength = length;
         w.bindAccess = access;
         w.bindKey = key;
+        w.bindReplacedKey = mw.activeRKey;
     }
 
     // ---------------------------------------------------------------- state machine
@@ -956,8 +958,8 @@ public final class QpImpl implements QueuePair, ProtocolQp {
     }
 
     @Override
-    public void undoLocal(final SendWr w) {
-        LocalOps.undo(w);
+    public void undoLocal(final SendWr w, final boolean ran) {
+        LocalOps.undo(w, ran);
     }
 
     @Override
