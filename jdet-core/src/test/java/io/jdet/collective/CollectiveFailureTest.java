@@ -142,6 +142,29 @@ class CollectiveFailureTest {
         }
     }
 
+    /**
+     * The same after the broadcast started (a poll ran its first step): the copies of later steps run under the
+     * engine lock that the deregistration takes, and check the region first, so no byte lands after close returned.
+     */
+    @Test
+    void aRegionDeregisteredWhileTheCollectiveRunsIsNotWrittenAfterCloseReturned() {
+        try (Group g = new Group(2, quick()).joined()) {
+            final MemorySegment memory = g.arena.allocate(64, 8);
+            final MemoryRegion dst = g.pds[1].regMr(memory, Access.LOCAL_READ | Access.LOCAL_WRITE);
+            final MemoryRegion src = g.region(0, 64);
+            src.segment().fill((byte) 3);
+            g.cos[1].bcast(1, 0, Group.ds(dst), 0);
+            g.cqs[1].poll(new WorkCompletion[] {new WorkCompletion()}); // rank 1's broadcast starts
+            dst.close();
+            g.cos[0].bcast(1, 0, Group.ds(src), 0);
+            final WorkCompletion[] got = g.awaitAll(20_000);
+            assertEquals(WcStatus.LOCAL_PROTECTION_ERR, got[1].status(), got[1].toString());
+            for (long i = 0; i < memory.byteSize(); i++) {
+                assertEquals(0, memory.get(ValueLayout.JAVA_BYTE, i), "byte " + i + " of the deregistered region");
+            }
+        }
+    }
+
     @Test
     void scratchMemoryThatCannotBeRegisteredFailsTheGroupAsThisMembersOwnError() {
         // The registration quota (the device's, both members') is full when a reduction starts: the member that

@@ -557,8 +557,15 @@ public final class CollectiveImpl implements Collective {
         if (state != State.JOINED || !lock.tryLock()) {
             return;
         }
+        cq.lockEngine(); // after the group's lock, as posts take them: no deregistration while a step copies
         try {
             if (state != State.JOINED) {
+                return;
+            }
+            if (current != null && !current.buffersValid()) {
+                // Before any received chunk is copied out, since a region may have gone since the last step.
+                fail(WcStatus.LOCAL_PROTECTION_ERR, current.type + ": a buffer's region was deregistered or "
+                    + "re-keyed while the collective ran");
                 return;
             }
             final long now = System.nanoTime();
@@ -586,6 +593,7 @@ public final class CollectiveImpl implements Collective {
             // (a later pass would otherwise find nothing pending and complete it successfully).
             fail(failureStatus(e), String.valueOf(e));
         } finally {
+            cq.unlockEngine();
             lock.unlock();
         }
     }

@@ -250,7 +250,23 @@ public final class CqImpl implements CompletionQueue {
     }
 
     /**
-     * Adds work that every poll runs first, outside the engine lock: how a collective group drives its steps.
+     * Takes the NIC's engine lock for a collective group's step ({@link #unlockEngine} lets go): the step copies into
+     * and out of the members' registered memory, so a deregistration, which takes the same lock, cannot return while
+     * the step still touches the region (MemoryRegion: when close returns, jdet never reads or writes the memory
+     * again). Reentrant: the step's own posts and drains take it again. Raises nothing.
+     */
+    public void lockEngine() {
+        nic.lockDataPath();
+    }
+
+    /** Lets go of what {@link #lockEngine} took. Raises nothing. */
+    public void unlockEngine() {
+        nic.unlockDataPath();
+    }
+
+    /**
+     * Adds work that every poll runs after its engine pass, outside the engine lock: how a collective group drives
+     * its steps (which take the engine lock themselves, {@link #lockEngine}).
      *
      * @param hook the work; it must not throw
      */
