@@ -1055,80 +1055,66 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
     }
 
     private void runProgress() {
-        while (!closed && progressStep()) {
-            // each turn is a method call: the JIT compiles a method by its calls within a few thousand turns (a
-            // few seconds at the rate the thread wakes while the application drives the engine), whereas this loop
-            // alone, at a few thousand turns a second, stayed interpreted for a whole run (issue 7: the progress
-            // thread's wake-ups cost several times what they must)
-        }
-    }
-
-    /**
-     * One turn of the progress thread: waits for work or for the application to go idle, then runs the engine
-     * if it should. Raises what {@link #runProgress} lets escape.
-     *
-     * @return false if the NIC was found closed under the engine lock: the thread ends
-     */
-    private boolean progressStep() {
-        final Thread waiter = linkWaiter;
-        if (waiter != null) {
-            // An application thread sleeps on the link and runs the engine, timers included, when it wakes:
-            // stay off the link, so that a frame wakes that thread alone. It unparks this thread when it
-            // leaves without its event; otherwise this thread looks again within a timer period. (The
-            // blocker is that thread: what this one waits for.)
-            LockSupport.parkNanos(waiter, timerPeriodNs);
-            return true;
-        }
-        long now = System.nanoTime();
-        final long appNs = (long) LAST_APP_NS.getOpaque(this); // pairs with the opaque write in progress()
-        if (now - appNs < APP_ACTIVE_NS && device.blockedWaiters.get() == 0) {
-            // The application drives the engine (its polls run the timers too): stay off the lock, so that
-            // its posts and polls never contend with this thread (a contended lock() allocates a queue node)
-            // and look again when it would count as idle.
-            LockSupport.parkNanos(this, Math.max(1000, appNs + APP_ACTIVE_NS - now));
-            return true;
-        }
-        long waitNs = timerPeriodNs;
-        // A lock held by someone else means the application is driving the engine right now.
-        boolean appActive = true;
-        int work = 0;
-        if (lock.tryLock()) {
-            try {
-                if (closed) {
-                    return false;
+        while (!closed) {
+            final Thread waiter = linkWaiter;
+            if (waiter != null) {
+                // An application thread sleeps on the link and runs the engine, timers included, when it wakes:
+                // stay off the link, so that a frame wakes that thread alone. It unparks this thread when it
+                // leaves without its event; otherwise this thread looks again within a timer period. (The
+                // blocker is that thread: what this one waits for.)
+                LockSupport.parkNanos(waiter, timerPeriodNs);
+                continue;
+            }
+            long now = System.nanoTime();
+            final long appNs = (long) LAST_APP_NS.getOpaque(this); // pairs with the opaque write in progress()
+            if (now - appNs < APP_ACTIVE_NS && device.blockedWaiters.get() == 0) {
+                // The application drives the engine (its polls run the timers too): stay off the lock, so that
+                // its posts and polls never contend with this thread (a contended lock() allocates a queue node)
+                // and look again when it would count as idle.
+                LockSupport.parkNanos(this, Math.max(1000, appNs + APP_ACTIVE_NS - now));
+                continue;
+            }
+            long waitNs = timerPeriodNs;
+            // A lock held by someone else means the application is driving the engine right now.
+            boolean appActive = true;
+            int work = 0;
+            if (lock.tryLock()) {
+                try {
+                    if (closed) {
+                        return;
+                    }
+                    appActive = now - lastAppNs < APP_ACTIVE_NS && device.blockedWaiters.get() == 0;
+                    if (!appActive || now - nextTimerNs >= 0 || ackCount > 0) {
+                        work = doProgress(now, false);
+                    }
+                    waitNs = Math.max(1000, nextDeadline(now) - now);
+                } catch (final RuntimeException e) {
+                    // The engine thread must survive whatever happens (say, memory freed under a registration):
+                    // count it and go on; the protocol retransmits what was lost.
+                    counters.engineErrors++;
+                } finally {
+                    lock.unlock();
                 }
-                appActive = now - lastAppNs < APP_ACTIVE_NS && device.blockedWaiters.get() == 0;
-                if (!appActive || now - nextTimerNs >= 0 || ackCount > 0) {
-                    work = doProgress(now, false);
+            }
+            if (work > 1 && !appActive) {
+                continue;
+            }
+            if (appActive) {
+                // The application drives the engine; look again soon, so that when it stops polling (or blocks
+                // on an event) frames are served promptly. Frames do not wake this thread meanwhile: waking it
+                // would cost every sender an unpark.
+                LockSupport.parkNanos(this, Math.min(waitNs, APP_ACTIVE_NS));
+            } else {
+                progressAwaiting = true; // volatile both ways with linkWaiter: see claimLink
+                try {
+                    if (linkWaiter == null) {
+                        link.await(Math.min(waitNs, timerPeriodNs));
+                    }
+                } finally {
+                    progressAwaiting = false;
                 }
-                waitNs = Math.max(1000, nextDeadline(now) - now);
-            } catch (final RuntimeException e) {
-                // The engine thread must survive whatever happens (say, memory freed under a registration):
-                // count it and go on; the protocol retransmits what was lost.
-                counters.engineErrors++;
-            } finally {
-                lock.unlock();
             }
         }
-        if (work > 1 && !appActive) {
-            return true;
-        }
-        if (appActive) {
-            // The application drives the engine; look again soon, so that when it stops polling (or blocks
-            // on an event) frames are served promptly. Frames do not wake this thread meanwhile: waking it
-            // would cost every sender an unpark.
-            LockSupport.parkNanos(this, Math.min(waitNs, APP_ACTIVE_NS));
-        } else {
-            progressAwaiting = true; // volatile both ways with linkWaiter: see claimLink
-            try {
-                if (linkWaiter == null) {
-                    link.await(Math.min(waitNs, timerPeriodNs));
-                }
-            } finally {
-                progressAwaiting = false;
-            }
-        }
-        return true;
     }
 
     // ---------------------------------------------------------------- close
