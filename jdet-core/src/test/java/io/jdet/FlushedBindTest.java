@@ -75,7 +75,7 @@ class FlushedBindTest {
 
         Held() {
             pair = Loopback.open(new Loopback.Options().configuration(new Configuration().rnrDelayUs(200_000)
-                .rnrRetryCount(7)));
+                .rnrRetryCount(100))); // held for up to 20 s: long enough for any test's flush on a slow machine
             a2 = pair.pdA.createQp(QpCreate.of(pair.cqA, 8, 1));
             final QueuePair b2 = pair.pdB.createQp(QpCreate.of(pair.cqB, 8, 1));
             Loopback.connect(a2, pair.nicB, b2);

@@ -75,14 +75,14 @@ class RequesterOrderingTest {
      */
     @Test
     void shouldWaitForAResponseFromTheReadsAcknowledgementNotItsAdmission() {
-        final Configuration c = new Configuration().ackTimeoutMs(200).rnrRetryCount(1000).rnrDelayUs(10_000)
+        final Configuration c = new Configuration().ackTimeoutMs(300).rnrRetryCount(1000).rnrDelayUs(10_000)
             .minRtoUs(100_000).maxRtoUs(100_000);
         try (HostileSetup s = new HostileSetup(c)) {
             s.qp().send(1, sge(s.lo.mrA, 0, 8), 1, 0, 0);
             s.qp().read(100, sge(s.lo.mrA, 64, 8), 1, 0x1000, 0x77, 0);
             final int send = s.peer.expect(Frame.OP_SEND).seq();
             final HostilePeer.Received read = s.peer.expect(Frame.OP_READ);
-            final long until = System.nanoTime() + 300_000_000L;
+            final long until = System.nanoTime() + 450_000_000L; // longer than ackTimeoutMs
             while (System.nanoTime() - until < 0) {
                 s.peer.control(Frame.OP_NAK).seq(send).reqAck(send - 1).key(Frame.NAK_RNR).length(0).send();
                 s.peer.expect("the send again", r -> r.opcode() == Frame.OP_SEND && r.seq() == send);
