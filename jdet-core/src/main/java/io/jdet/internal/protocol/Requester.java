@@ -320,8 +320,9 @@ public final class Requester implements OrderedStream {
         Frame.writeBase(h, opcode, flags, payload, qp.remoteQpNum(), qp.number(), seq, qp.responder().reqExpected - 1,
             rspExpected - 1, w.msgId);
         final boolean atomic = w.kind == SendWr.KIND_COMP_EXCH || w.kind == SendWr.KIND_FETCH_ADD;
+        // The immediate travels only with IMMEDIATE (det_send: "only valid if the DET_WR_IMMEDIATE bit is set").
         Frame.writeExtension(h, address, atomic ? w.operand1 : 0, atomic ? w.operand2 : 0, key, length,
-            (int) offset, w.immediate);
+            (int) offset, (w.flags & WrFlags.IMMEDIATE) != 0 ? w.immediate : 0);
         if (payload > 0) {
             if (!w.segments.stillValid()) {
                 return failLocal(w);
@@ -674,14 +675,24 @@ public final class Requester implements OrderedStream {
     }
 
     public void onTimer(final long now) {
-        if (after(highestSent, lastAcked) && now - lastProgressNs >= rto.rtoNs()) {
+        final boolean outstanding = after(highestSent, lastAcked);
+        final boolean rtoExpired = outstanding && now - lastProgressNs >= rto.rtoNs();
+        // The give-up is due after ackTimeoutMs without progress whatever the retransmission timer says: checked
+        // only as the RTO expired, a long RTO (its minimum above the ack timeout, or backed off) put it off by up to
+        // one RTO, unbounded by the configuration.
+        final boolean giveUpDue = outstanding && now - lastAckProgressNs >= nic.ackTimeoutNs;
+        if (rtoExpired || giveUpDue) {
             final SendWr oldest = findBySeq(lastAcked + 1);
             final boolean noTimeout = oldest != null && (oldest.flags & WrFlags.NO_TIMEOUT) != 0;
-            if (!noTimeout && now - lastAckProgressNs >= nic.ackTimeoutNs) {
+            if (!noTimeout && giveUpDue) {
                 nic.counters.retryExceeded++;
                 fail(oldest != null ? oldest : queue.at(completeIdx), WcStatus.RETRY_EXCEEDED,
                     EventCode.ACK_TIMEOUT.code());
                 return;
+            }
+            if (!rtoExpired) {
+                pump(now);
+                return; // a NO_TIMEOUT request past the ack timeout: its retransmissions keep the RTO's pace
             }
             nic.counters.timeouts++;
             nic.observer.retransmitTimeout(qp.number(), false, lastAcked + 1, rto.rtoNs());
@@ -689,7 +700,7 @@ public final class Requester implements OrderedStream {
             goBack(lastAcked + 1);
             rto.backOff();
             lastProgressNs = now;
-        } else if (orDepth > 0 && !after(highestSent, lastAcked) && now - responseWaitSinceNs() >= nic.ackTimeoutNs) {
+        } else if (orDepth > 0 && !outstanding && now - responseWaitSinceNs() >= nic.ackTimeoutNs) {
             for (long i = completeIdx; i < admitIdx; i++) {
                 final SendWr w = queue.at(i);
                 if (w.needsResponse() && w.state == SendWr.ACTIVE && (w.flags & WrFlags.NO_TIMEOUT) == 0) {

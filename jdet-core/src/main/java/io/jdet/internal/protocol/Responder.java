@@ -278,7 +278,9 @@ public final class Responder implements OrderedStream {
         if ((flags & Frame.FLAG_SOLICITED) != 0) {
             wcFlags |= WcFlags.SOLICITED;
         }
-        completeReceive(r, WcStatus.SUCCESS, wcFlags, total, Frame.immediate(f), invalidated);
+        // Only a send flagged IMMEDIATE carries a value: whatever else the field holds is not the application's.
+        completeReceive(r, WcStatus.SUCCESS, wcFlags, total, (flags & Frame.FLAG_IMMEDIATE) != 0
+            ? Frame.immediate(f) : 0, invalidated);
         return OK;
     }
 
@@ -299,6 +301,16 @@ public final class Responder implements OrderedStream {
         }
         if (!fragmentFits(Frame.OP_WRITE, offset, n, total, last)) {
             return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_LENGTH);
+        }
+        if (offset == 0 && total > n) {
+            // The first frame of a longer write checks the whole range before it places a byte, as rxe checks the
+            // RETH's length: a write that runs out of its region places nothing (ibverbs.md 4.3). Each frame still
+            // checks its own bytes below, so a key revoked in the middle of the message stops the rest.
+            final int status = nic.resolveRemote(qp, Frame.key(f), Frame.address(f), total, Access.REMOTE_WRITE,
+                false);
+            if (status != 0) {
+                return status;
+            }
         }
         if (n > 0) {
             final int status = nic.resolveRemote(qp, Frame.key(f), Frame.address(f), n, Access.REMOTE_WRITE, false);
@@ -578,12 +590,14 @@ public final class Responder implements OrderedStream {
     }
 
     public void onTimer(final long now) {
-        if (after(rspHighestSent, rspLastAcked) && now - rspLastProgressNs >= rspRtoNs) {
-            if (now - rspLastAckProgressNs >= nic.ackTimeoutNs) {
-                nic.counters.retryExceeded++;
-                qp.enterError(EventCode.ACK_TIMEOUT.code(), false, true, true);
-                return;
-            }
+        final boolean outstanding = after(rspHighestSent, rspLastAcked);
+        if (outstanding && now - rspLastAckProgressNs >= nic.ackTimeoutNs) {
+            // Due whatever the retransmission timer says (see Requester.onTimer).
+            nic.counters.retryExceeded++;
+            qp.enterError(EventCode.ACK_TIMEOUT.code(), false, true, true);
+            return;
+        }
+        if (outstanding && now - rspLastProgressNs >= rspRtoNs) {
             nic.counters.timeouts++;
             nic.observer.retransmitTimeout(qp.number(), true, rspLastAcked + 1, rspRtoNs);
             scoreboard.onTimeout();
