@@ -102,14 +102,17 @@ public final class QpImpl implements QueuePair, ProtocolQp {
         final CqImpl sq = Checks.cq(c.sqCq());
         final CqImpl rq = Checks.cq(c.rqCq());
         if (c.sqSize() < 0 || c.sqSize() > NicImpl.MAX_WQ_SIZE || c.rqSize() < 0 || c.rqSize() > NicImpl.MAX_WQ_SIZE) {
-            throw new DetException(Errno.EINVAL, "queue sizes must be in [0, " + NicImpl.MAX_WQ_SIZE + "]");
+            throw new DetException(Errno.EINVAL, "queue sizes must be in [0, " + NicImpl.MAX_WQ_SIZE + "]: send "
+                + c.sqSize() + ", receive " + c.rqSize());
         }
         if (c.sqSges() < 0 || c.sqSges() > NicImpl.MAX_SGES || c.rqSges() < 0 || c.rqSges() > NicImpl.MAX_SGES) {
-            throw new DetException(Errno.EINVAL, "scatter/gather counts must be in [0, " + NicImpl.MAX_SGES + "]");
+            throw new DetException(Errno.EINVAL, "scatter/gather counts must be in [0, " + NicImpl.MAX_SGES
+                + "]: send " + c.sqSges() + ", receive " + c.rqSges());
         }
         if (c.maxOr() < 0 || c.maxOr() > NicImpl.MAX_RD_ATOMIC || c.maxIr() < 0
             || c.maxIr() > NicImpl.MAX_RD_ATOMIC) {
-            throw new DetException(Errno.EINVAL, "max_or and max_ir must be in [0, " + NicImpl.MAX_RD_ATOMIC + "]");
+            throw new DetException(Errno.EINVAL, "max_or and max_ir must be in [0, " + NicImpl.MAX_RD_ATOMIC + "]: "
+                + c.maxOr() + ", " + c.maxIr());
         }
         if (c.sqSize() > 0 && sq == null || c.rqSize() > 0 && rq == null) {
             throw new DetException(Errno.EINVAL, "a queue with a non-zero size needs a completion queue");
