@@ -1,5 +1,6 @@
 package io.jdet.collective;
 
+import io.jdet.Access;
 import io.jdet.CollectiveTuning;
 import io.jdet.Configuration;
 import io.jdet.DataSegment;
@@ -12,6 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -100,6 +102,37 @@ class CollectiveVerbsTest {
             allreduce(g, ReduceOp.MIN, ReduceType.FLOAT64, 2 * p + 1);
             reduce(g, p / 2, ReduceOp.MAX, ReduceType.INT64, p + 1);
             inFlight(g);
+        }
+    }
+
+    /**
+     * {@code bcast} asks only LOCAL_READ of the root's buffer, so the long algorithms (scatter, then an all-gather
+     * by recursive doubling or a ring) send nothing back to the root: it holds every block already. The root here
+     * registers read-only memory (a write would fail its member with LOCAL_OP_ERR).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"long", "medium"})
+    void aLongBroadcastNeverWritesTheRootsBuffer(final String name) {
+        final int p = 5;
+        final int root = 2;
+        final int n = 1000;
+        try (Group g = new Group(p, tuning(p, name)).joined()) {
+            final MemorySegment source = g.arena.allocate(n, 64);
+            for (int k = 0; k < n; k++) {
+                source.set(ValueLayout.JAVA_BYTE, k, (byte) (k * 7 + 1));
+            }
+            final MemoryRegion[] mr = new MemoryRegion[p];
+            for (int i = 0; i < p; i++) {
+                mr[i] = i == root ? g.pds[i].regMr(source.asReadOnly(), Access.LOCAL_READ) : g.region(i, n);
+                g.cos[i].bcast(1, root, Group.ds(mr[i], 0, n), 0);
+            }
+            g.expectAll(WcType.BCAST, n);
+            for (int i = 0; i < p; i++) {
+                for (int k = 0; k < n; k++) {
+                    assertEquals(source.get(ValueLayout.JAVA_BYTE, k), mr[i].segment().get(ValueLayout.JAVA_BYTE, k),
+                        "member " + i + ", byte " + k);
+                }
+            }
         }
     }
 

@@ -151,16 +151,24 @@ final class Algorithms {
                 final int partner = vr ^ mask;
                 final int mine = vr & ~(mask - 1);
                 final int theirs = partner & ~(mask - 1);
-                range(s.send(abs(partner, q.root)), b, mine, mine + mask, chunk, n);
-                range(s.recv(abs(partner, q.root)), b, theirs, theirs + mask, chunk, n);
+                if (partner != 0) { // the root holds every block already: nothing goes to it
+                    range(s.send(abs(partner, q.root)), b, mine, mine + mask, chunk, n);
+                }
+                if (vr != 0) {
+                    range(s.recv(abs(partner, q.root)), b, theirs, theirs + mask, chunk, n);
+                }
                 s.round();
             }
         } else {
             for (int i = 0; i < p - 1; i++) {
                 final int out = mod(vr - i);
                 final int in = mod(vr - i - 1);
-                range(s.send(abs(vr + 1, q.root)), b, out, out + 1, chunk, n);
-                range(s.recv(abs(vr - 1 + p, q.root)), b, in, in + 1, chunk, n);
+                if (vr != p - 1) {
+                    range(s.send(abs(vr + 1, q.root)), b, out, out + 1, chunk, n);
+                }
+                if (vr != 0) {
+                    range(s.recv(abs(vr - 1 + p, q.root)), b, in, in + 1, chunk, n);
+                }
                 s.round();
             }
         }
