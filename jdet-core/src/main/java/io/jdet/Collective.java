@@ -34,10 +34,11 @@ package io.jdet;
  * what is sent, LOCAL_WRITE for what is received (both for a broadcast's destination, which the inner members of
  * its tree forward from). Each is checked when the collective is posted, before it takes a slot, so a refused post
  * leaves the group as it was (DET's stuck work request is gone). The memory must stay untouched, and its region
- * registered, until the collective completes: a region deregistered or re-keyed meanwhile is found when the
- * collective starts or begins a round, and fails the group with {@link WcStatus#LOCAL_PROTECTION_ERR}; until then
- * (within the round under way) the collective may still write it, unlike a queue pair's work, which checks each
- * frame.
+ * registered, until the collective completes: a region deregistered or re-keyed meanwhile is found before the
+ * collective touches it again, and fails the group with {@link WcStatus#LOCAL_PROTECTION_ERR} (a deregistration
+ * waits for a step under way, so the memory is never written after {@code close} returned). As in MPI, a source may
+ * not overlap a destination of the same scatter, gather or all-to-all (EINVAL at post); a null source asks for in
+ * place where a verb offers it.
  *
  * <p><b>What a completion says.</b> As in MPI, a member's successful completion says that its own part is done:
  * what it received is in place and its buffers may be reused. It does not say that the other members have their

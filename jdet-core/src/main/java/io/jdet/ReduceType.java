@@ -4,6 +4,9 @@ package io.jdet;
 public enum ReduceType {
     /** Signed 64-bit integers ({@code long}). */
     INT64,
-    /** IEEE 754 doubles; the bitwise operations are refused. */
+    /**
+     * IEEE 754 doubles; the bitwise operations are refused. A NaN result is Java's canonical {@link Double#NaN}
+     * whatever the NaNs reduced, so every member of an all-reduce holds the same bits.
+     */
     FLOAT64
 }

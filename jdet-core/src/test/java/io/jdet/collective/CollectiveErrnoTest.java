@@ -51,6 +51,35 @@ class CollectiveErrnoTest {
         }
     }
 
+    /**
+     * MPI's aliasing rule: a source overlapping a destination is EINVAL at post (an all-to-all with src == dst
+     * completed SUCCESS with the blocks it had just received forwarded), and the group stays usable.
+     */
+    @Test
+    void aSourceOverlappingADestinationIsRefused() {
+        try (Group g = new Group(2, new Configuration().collectives(CollectiveTuning.DEFAULT)).joined()) {
+            final Collective co = g.cos[0];
+            final MemoryRegion mr = g.region(0, 64);
+            final DataSegment all = Group.ds(mr, 0, 32);
+            final DataSegment first = Group.ds(mr, 0, 16);
+            final DataSegment second = Group.ds(mr, 16, 16);
+            final DataSegment straddling = Group.ds(mr, 8, 16);
+            errno(Errno.EINVAL, () -> co.alltoall(1, all, all, 0));
+            errno(Errno.EINVAL, () -> co.alltoall(1, all, Group.ds(mr, 16, 32), 0));
+            errno(Errno.EINVAL, () -> co.allgather(1, second, all, 0));
+            errno(Errno.EINVAL, () -> co.scatter(1, 0, all, straddling, 0));
+            errno(Errno.EINVAL, () -> co.gather(1, 0, straddling, all, 0));
+            errno(Errno.EINVAL, () -> co.allgatherv(1, first, new DataSegment[] {second, straddling}, 0));
+            errno(Errno.EINVAL, () -> co.alltoallv(1, new DataSegment[] {first, Group.ds(mr, 32, 8)},
+                new DataSegment[] {Group.ds(mr, 40, 16), Group.ds(mr, 36, 8)}, 0));
+            // Adjacent is not overlapping; the refused posts took no slot: an all-to-all still runs on both
+            final MemoryRegion other = g.region(1, 64);
+            co.alltoall(2, first, second, 0);
+            g.cos[1].alltoall(2, Group.ds(other, 0, 16), Group.ds(other, 16, 16), 0);
+            g.expectAll(WcType.ALLTOALL, 16);
+        }
+    }
+
     @Test
     void postErrnosLeaveTheGroupUsable() {
         final Configuration c = new Configuration().collectives(CollectiveTuning.DEFAULT);

@@ -209,6 +209,7 @@ public final class CollectiveImpl implements Collective {
                 if (q.dst.length() != q.src.length() / size) {
                     throw new DetException(Errno.EINVAL, "destination is not one block long");
                 }
+                checkApart(q.src, -1, q.dst, -1);
             }
             q.length = q.src.length();
         } else {
@@ -228,6 +229,9 @@ public final class CollectiveImpl implements Collective {
             q.srcV = resolveAll(src, Access.LOCAL_READ, "src", true, q, true);
             q.dst = dst == null ? null : resolve(dst, Access.LOCAL_WRITE, "dst", q.dstHeld);
             checkOwnBlock(q.srcV[rank], q.dst, "src[" + rank + "]", "dst");
+            for (int j = 0; j < size; j++) {
+                checkApart(q.srcV[j], j, q.dst, -1);
+            }
             q.length = sum(q.srcV);
         } else {
             q.dst = resolve(required(dst, "dst"), Access.LOCAL_WRITE, "dst", q.dstHeld);
@@ -253,6 +257,7 @@ public final class CollectiveImpl implements Collective {
                 if (q.src.length() != q.dst.length() / size) {
                     throw new DetException(Errno.EINVAL, "source is not one block long");
                 }
+                checkApart(q.src, -1, q.dst, -1);
             }
             q.length = q.dst.length();
         } else {
@@ -272,6 +277,9 @@ public final class CollectiveImpl implements Collective {
             q.dstV = resolveAll(dst, Access.LOCAL_WRITE, "dst", true, q, false);
             q.src = src == null ? null : resolve(src, Access.LOCAL_READ, "src", q.srcHeld);
             checkOwnBlock(q.src, q.dstV[rank], "src", "dst[" + rank + "]");
+            for (int j = 0; j < size; j++) {
+                checkApart(q.src, -1, q.dstV[j], j);
+            }
             q.length = sum(q.dstV);
         } else {
             q.src = resolve(required(src, "src"), Access.LOCAL_READ, "src", q.srcHeld);
@@ -293,6 +301,7 @@ public final class CollectiveImpl implements Collective {
             if (q.src.length() != q.dst.length() / size) {
                 throw new DetException(Errno.EINVAL, "source is not one block long");
             }
+            checkApart(q.src, -1, q.dst, -1);
         }
         q.length = q.dst.length();
         enqueue(q);
@@ -306,6 +315,9 @@ public final class CollectiveImpl implements Collective {
             q.src = resolve(src, Access.LOCAL_READ, "src", q.srcHeld);
             if (q.src.length() != q.dstV[rank].length()) {
                 throw new DetException(Errno.EINVAL, "source length differs from dst[rank]");
+            }
+            for (int j = 0; j < size; j++) {
+                checkApart(q.src, -1, q.dstV[j], j);
             }
         }
         q.length = sum(q.dstV);
@@ -321,6 +333,7 @@ public final class CollectiveImpl implements Collective {
             throw new DetException(Errno.EINVAL, "lengths " + q.src.length() + " and " + q.dst.length()
                 + " must be equal and divide by " + size);
         }
+        checkApart(q.src, -1, q.dst, -1);
         q.length = q.dst.length();
         enqueue(q);
     }
@@ -331,6 +344,11 @@ public final class CollectiveImpl implements Collective {
         q.srcV = resolveAll(src, Access.LOCAL_READ, "src", false, q, true);
         q.dstV = resolveAll(dst, Access.LOCAL_WRITE, "dst", false, q, false);
         checkOwnBlock(q.srcV[rank], q.dstV[rank], "src[" + rank + "]", "dst[" + rank + "]");
+        for (int j = 0; j < size; j++) {
+            for (int k = 0; k < size; k++) {
+                checkApart(q.srcV[j], j, q.dstV[k], k);
+            }
+        }
         q.length = sum(q.dstV);
         enqueue(q);
     }
@@ -437,6 +455,22 @@ public final class CollectiveImpl implements Collective {
             out[i] = resolve(ds[i], access, what, i, source ? q.srcBuf(i) : q.dstBuf(i));
         }
         return out;
+    }
+
+    /**
+     * MPI's aliasing rule: a source may not overlap a destination of the same collective, since blocks received
+     * would overwrite blocks not yet sent (an all-to-all with src == dst completed SUCCESS with wrong data); the
+     * verbs that offer it take a null source for in place. EINVAL; names the segments (index -1: not a vector's)
+     * only when it throws.
+     */
+    private static void checkApart(final Buf src, final int srcIndex, final Buf dst, final int dstIndex) {
+        if (src != null && dst != null && src.length() > 0 && dst.length() > 0
+            && Long.compareUnsigned(src.addr(), dst.addr() + dst.length()) < 0
+            && Long.compareUnsigned(dst.addr(), src.addr() + src.length()) < 0) {
+            throw new DetException(Errno.EINVAL, (srcIndex < 0 ? "src" : "src[" + srcIndex + "]") + " overlaps "
+                + (dstIndex < 0 ? "dst" : "dst[" + dstIndex + "]") + ": a source may not alias a destination (pass a"
+                + " null source for in place where the verb offers it)");
+        }
     }
 
     /** A member's own block is copied locally: where both ends are given, they must be as long (EINVAL). */

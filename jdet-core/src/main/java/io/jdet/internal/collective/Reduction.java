@@ -20,12 +20,15 @@ final class Reduction {
             for (long i = 0; i < len; i += 8) {
                 final double a = dst.get(DOUBLE, dstOff + i);
                 final double b = src.get(DOUBLE, srcOff + i);
-                dst.set(DOUBLE, dstOff + i, switch (op) {
+                final double r = switch (op) {
                     case SUM -> a + b;
                     case MIN -> Math.min(a, b);
                     case MAX -> Math.max(a, b);
                     default -> throw new IllegalStateException("bitwise " + op + " on doubles");
-                });
+                };
+                // Which operand's NaN survives depends on the order, and partners combine in opposite orders:
+                // one NaN for all, so that every member of an all-reduce holds the same bits.
+                dst.set(DOUBLE, dstOff + i, r != r ? Double.NaN : r);
             }
             return;
         }

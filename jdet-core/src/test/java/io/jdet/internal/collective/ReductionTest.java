@@ -50,6 +50,22 @@ class ReductionTest {
         assertArrayEquals(new double[] {1.5, -1.0, 3.0, 100.0}, applyReal(ReduceOp.MAX));
     }
 
+    /** Partners combine in opposite orders (mine, theirs): a NaN result must not depend on which comes first. */
+    @Test
+    void aNaNResultIsTheCanonicalNaNWhateverTheOrder() {
+        final double one = Double.longBitsToDouble(0x7ff8_0000_0000_0001L);
+        final double two = Double.longBitsToDouble(0x7ff8_0000_0000_0002L);
+        for (final ReduceOp op : new ReduceOp[] {ReduceOp.SUM, ReduceOp.MIN, ReduceOp.MAX}) {
+            for (final double[] pair : new double[][] {{one, two}, {two, one}, {one, 5.0}, {5.0, two}}) {
+                final MemorySegment dst = MemorySegment.ofArray(new double[] {pair[0]});
+                final MemorySegment src = MemorySegment.ofArray(new double[] {pair[1]});
+                Reduction.apply(op, ReduceType.FLOAT64, src, 0, dst, 0, 8);
+                assertEquals(Double.doubleToRawLongBits(Double.NaN),
+                    Double.doubleToRawLongBits(dst.get(ValueLayout.JAVA_DOUBLE, 0)), op.toString());
+            }
+        }
+    }
+
     @Test
     void aBitwiseReductionOfRealsIsRefused() {
         for (final ReduceOp op : new ReduceOp[] {ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR}) {
