@@ -70,8 +70,8 @@ class ConcurrencyTest {
                 final long at = base + (long) (i % depth) * slot;
                 final int length = length(i, slot);
                 fillMessage(mr.segment().asSlice(at, length), pairId, i);
-                c.a.send(i, new DataSegment[] {sge[0].set(mr, at, length)}, 1, i % 3 == 0 ? WrFlags.SOLICITED : 0,
-                    i);
+                c.a.send(i, new DataSegment[] {sge[0].set(mr, at, length)}, 1,
+                    WrFlags.IMMEDIATE | (i % 3 == 0 ? WrFlags.SOLICITED : 0), i);
                 outstanding++;
                 i++;
                 continue;
