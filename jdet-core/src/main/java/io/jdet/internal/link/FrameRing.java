@@ -4,6 +4,7 @@ import io.jdet.internal.wire.FrameCrc;
 import io.jdet.internal.wire.FrameGather;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -40,10 +41,43 @@ final class FrameRing implements AutoCloseable {
 
     static {
         try {
-            HEAD = MethodHandles.lookup().findVarHandle(FrameRing.class, "head", long.class);
+            HEAD = MethodHandles.lookup().findVarHandle(ConsumerSide.class, "head", long.class);
         } catch (final ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
+    }
+
+    /**
+     * Each slot's own metadata lies in the first bytes of its memory, before the frame, rather than in arrays of
+     * their own: a frame then crosses from the producer's core to the consumer's in the cache lines of the slot
+     * itself (the metadata, the header and a small payload share them), not in one more line per array. Length
+     * ({@link #ABORTED_LENGTH} when the copy failed), whether it is sealed, and the sender.
+     */
+    private static final int META = 16;
+    private static final int META_LENGTH = 0;
+    private static final int META_SEALED = 4;
+    private static final int META_PEER = 8;
+    /** Slots start on cache-line boundaries, so that a slot's metadata and the start of its frame share one. */
+    private static final int SLOT_ALIGN = 64;
+    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
+    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
+
+    /**
+     * What only the consumer writes, apart from the ring's own fields that every producer reads: a consumer's write
+     * per frame to the ring object made each producer's next offer miss on its final fields (false sharing). The
+     * padding keeps the two off one cache line whichever way the allocator places them.
+     */
+    @SuppressWarnings("unused")
+    private static final class ConsumerSide {
+        private long p1, p2, p3, p4, p5, p6, p7;
+        /**
+         * Consumer index; only the consumer (holder of the NIC lock) writes it, with release stores, so that a
+         * waiter (no lock) reads a recent one with {@link #HEAD}'s acquire load.
+         */
+        long head;
+        /** The thread inside {@link #drain}, read only by that thread itself (in {@link #consuming()}); plain. */
+        Thread consumer;
+        private long q1, q2, q3, q4, q5, q6, q7;
     }
 
     /** Index in {@link #drain}'s drop counts of frames whose CRC was wrong. */
@@ -67,28 +101,22 @@ final class FrameRing implements AutoCloseable {
 
     private final int mask;
     private final int slotSize;
+    /** The whole ring: slot i's metadata at {@code i * stride}, its frame {@link #META} bytes later. */
+    private final MemorySegment ring;
+    private final long stride;
+    /** Per slot, its frame's memory (after the metadata), as a segment and as a buffer (for the CRC). */
     private final MemorySegment[] slots;
     private final ByteBuffer[] views;
-    private final int[] lengths;
-    private final long[] peers;
-    /** Per slot: whether its frame carries a CRC (memory links seal only when fault injection corrupts). */
-    private final boolean[] sealed;
     /** Per slot: the lent payload's memory, or null; with its offset and the header length before it. */
     private final MemorySegment[] lent;
     private final long[] lentOffsets;
     private final int[] headerLengths;
     /** Per slot: {@link #PLAIN}, {@link #LENT}, {@link #CONSUMING} or {@link #SETTLING}. */
     private final AtomicIntegerArray state;
-    /** The thread inside {@link #drain}, read only by that thread itself (in {@link #consuming()}); plain. */
-    private Thread consumer;
     /** Slot i is free for producer index t when sequence == t, full for consumer index h when sequence == h+1. */
     private final AtomicLongArray sequence;
     private final AtomicLong tail = new AtomicLong();
-    /**
-     * Consumer index; only the consumer (holder of the NIC lock) writes it, with release stores, so that a waiter
-     * (no lock) reads a recent one with {@link #HEAD}'s acquire load.
-     */
-    private long head;
+    private final ConsumerSide side = new ConsumerSide();
     /** Per waiter, the thread parked in {@link #await}, or null; producers unpark them after publishing. */
     private final AtomicReferenceArray<Thread> waiters = new AtomicReferenceArray<>(2);
     /** Per waiter, 1 if {@link #wakeup(int)} was called since its last {@link #await}. */
@@ -106,17 +134,16 @@ final class FrameRing implements AutoCloseable {
             throw new IllegalArgumentException("a ring of " + capacity + " slots of " + slotSize
                 + " bytes: the slot count must be a power of two");
         }
-        if ((long) capacity * slotSize > Integer.MAX_VALUE) {
+        final long stride = ((long) META + slotSize + SLOT_ALIGN - 1) / SLOT_ALIGN * SLOT_ALIGN;
+        if ((long) capacity * stride + SLOT_ALIGN > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("a ring of " + capacity + " slots of " + slotSize + " bytes exceeds "
                 + Integer.MAX_VALUE + " bytes");
         }
         this.mask = capacity - 1;
         this.slotSize = slotSize;
+        this.stride = stride;
         this.slots = new MemorySegment[capacity];
         this.views = new ByteBuffer[capacity];
-        this.lengths = new int[capacity];
-        this.peers = new long[capacity];
-        this.sealed = new boolean[capacity];
         this.lent = new MemorySegment[capacity];
         this.lentOffsets = new long[capacity];
         this.headerLengths = new int[capacity];
@@ -124,9 +151,11 @@ final class FrameRing implements AutoCloseable {
         this.sequence = new AtomicLongArray(capacity);
         // Direct buffers rather than an arena: their memory has no session, so neither the producers' copies
         // nor the consumer's CRC pay a shared-session acquire (a contended CAS) per frame. The GC frees them.
-        final ByteBuffer all = ByteBuffer.allocateDirect(capacity * slotSize);
+        final ByteBuffer raw = ByteBuffer.allocateDirect((int) (capacity * stride) + SLOT_ALIGN);
+        final ByteBuffer all = raw.alignedSlice(SLOT_ALIGN);
+        this.ring = MemorySegment.ofBuffer(all);
         for (int i = 0; i < capacity; i++) {
-            views[i] = all.slice(i * slotSize, slotSize);
+            views[i] = all.slice((int) (i * stride) + META, slotSize);
             slots[i] = MemorySegment.ofBuffer(views[i]);
             sequence.set(i, i);
         }
@@ -191,12 +220,13 @@ final class FrameRing implements AutoCloseable {
             }
             published = length;
         } finally {
-            lengths[i] = published;
-            peers[i] = peer;
-            sealed[i] = crc;
+            final long meta = i * stride;
+            ring.set(INT, meta + META_LENGTH, published);
+            ring.set(ValueLayout.JAVA_BYTE, meta + META_SEALED, crc ? (byte) 1 : 0);
+            ring.set(LONG, meta + META_PEER, peer);
             if (published != ABORTED_LENGTH && lend) {
                 state.set(i, LENT); // volatile: a settle that sees LENT sees the reference and the peer
-            } else {
+            } else if (lent[i] != null) { // null already but after a failed lend: no write, so no line taken
                 lent[i] = null;
             }
             // volatile, not only a release: publishes the slot contents (or its abort) to the consumer, and orders the
@@ -227,27 +257,31 @@ final class FrameRing implements AutoCloseable {
      */
     int drain(final FrameHandler handler, final int max, final FrameCrc crc, final long[] drops) {
         int n = 0;
+        final ConsumerSide c = side;
         while (n < max) {
+            final long head = c.head;
             final int i = (int) (head & mask);
             if (sequence.get(i) != head + 1) { // acquire: pairs with the producer's release
                 break;
             }
-            consumer = Thread.currentThread();
+            c.consumer = Thread.currentThread();
             try {
                 if (state.get(i) == PLAIN || !handLent(i, handler, drops)) { // volatile: sees a settle's copy
-                    final int length = lengths[i];
+                    final long meta = i * stride;
+                    final int length = ring.get(INT, meta + META_LENGTH);
                     if (length == ABORTED_LENGTH) {
                         drops[ABORTED]++;
-                    } else if (!sealed[i] || crc.verify(slots[i], views[i], length)) {
-                        handler.onFrame(slots[i], length, peers[i]);
+                    } else if (ring.get(ValueLayout.JAVA_BYTE, meta + META_SEALED) == 0
+                        || crc.verify(slots[i], views[i], length)) {
+                        handler.onFrame(slots[i], length, ring.get(LONG, meta + META_PEER));
                     } else {
                         drops[BAD_CRC]++;
                     }
                 }
             } finally {
-                consumer = null;
+                c.consumer = null;
                 sequence.lazySet(i, head + mask + 1); // release: the slot may be reused by producers
-                HEAD.setRelease(this, head + 1);
+                HEAD.setRelease(c, head + 1);
             }
             n++;
         }
@@ -268,7 +302,9 @@ final class FrameRing implements AutoCloseable {
         try {
             final MemorySegment memory = lent[i];
             if (memory.scope().isAlive()) {
-                handler.onFrame(slots[i], lengths[i], peers[i], memory, lentOffsets[i]);
+                final long meta = i * stride;
+                handler.onFrame(slots[i], ring.get(INT, meta + META_LENGTH), ring.get(LONG, meta + META_PEER),
+                    memory, lentOffsets[i]);
             } else {
                 drops[ABORTED]++; // the application closed the arena: the frame is lost, as a failed copy would be
             }
@@ -289,9 +325,10 @@ final class FrameRing implements AutoCloseable {
         if (state.compareAndSet(i, LENT, SETTLING)) {
             final int h = headerLengths[i];
             try {
-                MemorySegment.copy(lent[i], lentOffsets[i], slots[i], h, lengths[i] - h);
+                MemorySegment.copy(lent[i], lentOffsets[i], slots[i], h, ring.get(INT, i * stride + META_LENGTH) - h);
             } catch (final IllegalStateException | WrongThreadException sourceUnusable) {
-                lengths[i] = ABORTED_LENGTH; // the arena was closed under it: lost, as a failed copy at offer
+                // the arena was closed under it: lost, as a failed copy at offer
+                ring.set(INT, i * stride + META_LENGTH, ABORTED_LENGTH);
             } finally {
                 lent[i] = null;
                 state.set(i, PLAIN); // volatile: publishes the copy (or the abort) to the consumer
@@ -324,10 +361,10 @@ final class FrameRing implements AutoCloseable {
     void settle(final long peer, final boolean wait) {
         final Thread me = Thread.currentThread();
         for (int i = 0; i < slots.length; i++) {
-            final int s = state.get(i); // volatile: pairs with the producer's LENT, so peers[i] is that frame's
-            if (s != PLAIN && peers[i] == peer) {
+            final int s = state.get(i); // volatile: pairs with the producer's LENT, so the peer is that frame's
+            if (s != PLAIN && ring.get(LONG, i * stride + META_PEER) == peer) {
                 // The consumer of this very ring is this thread, inside a handler: the slot it holds is its own.
-                settleSlot(i, consumer == me ? 0 : wait ? Long.MAX_VALUE : BOUNDED_SETTLE_NS);
+                settleSlot(i, side.consumer == me ? 0 : wait ? Long.MAX_VALUE : BOUNDED_SETTLE_NS);
             }
         }
     }
@@ -339,12 +376,12 @@ final class FrameRing implements AutoCloseable {
      * @return true if so
      */
     boolean consuming() {
-        return consumer == Thread.currentThread();
+        return side.consumer == Thread.currentThread();
     }
 
     /** @return whether no published frame waits at the head (any thread) */
     boolean isEmpty() {
-        final long h = (long) HEAD.getAcquire(this);
+        final long h = (long) HEAD.getAcquire(side);
         return sequence.get((int) (h & mask)) != h + 1;
     }
 
