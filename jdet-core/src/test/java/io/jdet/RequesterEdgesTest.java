@@ -25,6 +25,22 @@ class RequesterEdgesTest {
         s.peer.control(Frame.OP_DISCONNECT).seq(1).reqAck(seq - 1).key(EventCode.DISCONNECT.code()).send();
     }
 
+    /**
+     * A DISCONNECT half the sequence space away (2^31 from what is expected) is ignored without a challenge ACK, as
+     * any other far from the window: the distance was taken as an int, whose absolute value of MIN_VALUE is
+     * negative, so that one value drew a challenge.
+     */
+    @Test
+    void aDisconnectHalfTheSequenceSpaceAwayIsIgnoredWithoutAChallenge() {
+        try (HostileSetup s = new HostileSetup()) {
+            final long challenges = s.counter("tx.challenge_acks");
+            s.peer.control(Frame.OP_DISCONNECT).seq(1 + Integer.MIN_VALUE).key(EventCode.DISCONNECT.code()).send();
+            Tests.await("the DISCONNECT ignored", () -> s.counter("rx.control_inexact") == 1);
+            assertEquals(challenges, s.counter("tx.challenge_acks"), "no challenge for a sequence number this far");
+            s.assertConnected();
+        }
+    }
+
     @Test
     void aNakOfALaterRequestInTheWindowIsChallengedNotObeyed() {
         try (HostileSetup s = new HostileSetup()) {
