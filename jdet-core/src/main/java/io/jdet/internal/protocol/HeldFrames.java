@@ -16,6 +16,12 @@ import static io.jdet.internal.wire.Frame.after;
 public final class HeldFrames {
     /** How far beyond the gap a frame may be held: the width of the selective-ack field. */
     static final int RANGE = 32;
+    /**
+     * Frames a stream may always hold while the pool has a slot free; beyond that it holds fewer frames than the
+     * pool has free, so one stream takes at most half of what is left and the NIC's other streams keep some room:
+     * a peer that leaves gaps on purpose cannot take the whole pool from every other connection.
+     */
+    static final int FAIR_SHARE_MIN = 8;
     static final int HELD = 0;
     static final int DUPLICATE = 1;
     static final int DROPPED = 2;
@@ -94,7 +100,7 @@ public final class HeldFrames {
      * @param seq      its sequence number, after {@code expected}
      * @param expected the next in-order sequence number
      * @return {@link #HELD}, {@link #DUPLICATE} if it is held already, or {@link #DROPPED} if it lies beyond the
-     *         range or the pool is full
+     *         range, the pool is full or this stream has its share of it ({@link #FAIR_SHARE_MIN})
      */
     int hold(final MemorySegment f, final int seq, final int expected) {
         final int d = seq - expected - 1;
@@ -103,6 +109,10 @@ public final class HeldFrames {
         }
         if ((bits & 1 << d) != 0) {
             return DUPLICATE;
+        }
+        final int held = Integer.bitCount(occupied);
+        if (held >= FAIR_SHARE_MIN && held >= pool.free()) {
+            return DROPPED;
         }
         final int slot = pool.store(f, io.jdet.internal.wire.Frame.HEADER_LENGTH
             + io.jdet.internal.wire.Frame.payloadLength(f));

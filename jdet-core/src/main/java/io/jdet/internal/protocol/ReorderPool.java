@@ -77,6 +77,11 @@ public final class ReorderPool {
         return slot;
     }
 
+    /** Slots free now ({@link #SLOTS} before the first use); raises nothing. */
+    int free() {
+        return slots == null ? SLOTS : freeCount;
+    }
+
     MemorySegment frame(final int slot) {
         return slots[slot];
     }

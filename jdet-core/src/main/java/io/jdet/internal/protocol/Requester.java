@@ -602,7 +602,10 @@ public final class Requester implements OrderedStream {
      * RESPONSE_SACK); held responses are processed in order when the gap fills.
      */
     public void onResponse(final MemorySegment f, final int opcode, final long now) {
-        final int outcome = heldResponses.deliver(this, qp, f, opcode, now);
+        // A response beyond a gap is held only while a read or atomic awaits one: with none outstanding no
+        // response is owed, and holding would let the peer fill the NIC's reorder pool for nothing.
+        final int outcome = orDepth == 0 && after(Frame.seq(f), rspExpected) ? HeldFrames.DROPPED
+            : heldResponses.deliver(this, qp, f, opcode, now);
         if (outcome != HeldFrames.PROCESSED) {
             HeldFrames.count(outcome, nic.counters);
             nic.sendResponseAck(qp); // at once, with the selective-ack bits
