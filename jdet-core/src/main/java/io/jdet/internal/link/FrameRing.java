@@ -134,7 +134,7 @@ final class FrameRing implements AutoCloseable {
             throw new IllegalArgumentException("a ring of " + capacity + " slots of " + slotSize
                 + " bytes: the slot count must be a power of two");
         }
-        final long stride = ((long) META + slotSize + SLOT_ALIGN - 1) / SLOT_ALIGN * SLOT_ALIGN;
+        final long stride = stride(capacity, slotSize);
         if ((long) capacity * stride + SLOT_ALIGN > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("a ring of " + capacity + " slots of " + slotSize + " bytes exceeds "
                 + Integer.MAX_VALUE + " bytes");
@@ -159,6 +159,23 @@ final class FrameRing implements AutoCloseable {
             slots[i] = MemorySegment.ofBuffer(views[i]);
             sequence.set(i, i);
         }
+    }
+
+    /**
+     * The bytes from one slot's start to the next: its metadata and frame, rounded to a cache line, or only to 8
+     * bytes where the rounding would take the largest rings the configuration allows ({@code loopRingFrames}
+     * 32768 of {@code loopMtu} 65507) past one buffer's 2 GiB. Raises nothing.
+     *
+     * @param capacity the number of slots
+     * @param slotSize the largest frame
+     * @return the stride
+     */
+    static long stride(final int capacity, final int slotSize) {
+        final long lines = ((long) META + slotSize + SLOT_ALIGN - 1) / SLOT_ALIGN * SLOT_ALIGN;
+        if ((long) capacity * lines + SLOT_ALIGN <= Integer.MAX_VALUE) {
+            return lines;
+        }
+        return ((long) META + slotSize + 7) / 8 * 8;
     }
 
     /**

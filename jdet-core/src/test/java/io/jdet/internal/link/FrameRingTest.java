@@ -26,6 +26,19 @@ class FrameRingTest {
         assertThrows(IllegalArgumentException.class, () -> new FrameRing(0, 1024));
     }
 
+    /**
+     * Every ring the configuration allows fits one buffer, the largest (32768 frames of 65507 bytes) included: its
+     * slots give up their cache-line rounding for it. Checked on the stride alone, without allocating 2 GiB.
+     */
+    @Test
+    void shouldFitTheLargestRingTheConfigurationAllows() {
+        final int frames = io.jdet.Configuration.LOOP_RING_FRAMES_MAX;
+        final long stride = FrameRing.stride(frames, 65_507);
+        assertTrue(stride >= 65_507 + 16 && stride % 8 == 0, "stride " + stride);
+        assertTrue((long) frames * stride + 64 <= Integer.MAX_VALUE, "stride " + stride);
+        assertEquals(0, FrameRing.stride(1024, 65_000) % 64, "a smaller ring keeps its slots on cache lines");
+    }
+
     @Test
     void shouldPublishAnAbortedSlotWhenTheCopyFailsAndKeepServingTheRing() {
         final FrameRing ring = new FrameRing(8, 512);
