@@ -75,8 +75,8 @@ public final class PerfCommand implements Callable<Integer> {
     private Long iters;
 
     @Option(names = {"-D", "--duration"}, paramLabel = "SECONDS", description = "Measure each test and size for "
-        + "about this long (perftest's -D), its count sized from the warm-up's pace; excludes --iters; at most half "
-        + "of --timeout.")
+        + "about this long (perftest's -D), its count sized from the warm-up's pace; excludes --iters and "
+        + "--warmup 0; at most half of --timeout.")
     private Double durationSeconds;
 
     @Option(names = "--warmup", paramLabel = "N",

@@ -117,6 +117,10 @@ public record PerfConfig(Role role, String nic, String host, int port, List<Test
         check(durationMs == 0 || iterations == 0, "--duration and --iters exclude each other");
         check(durationMs == 0 || durationMs >= 100 && durationMs * 2 <= timeoutMs,
             "--duration must be in [0.1 s, half of --timeout]: the server waits at most --timeout for a phase");
+        // --duration sizes the measured count from the warm-up's pace: without a warm-up there is none, and the
+        // count came from the time of zero iterations (-D 0.2 measured 8.7 s; a bw-write ran into --timeout).
+        check(durationMs == 0 || warmup != 0, "--duration needs a warm-up to size the measurement from: "
+            + "give --warmup above 0 (or leave it out), or --iters instead of --duration");
         check(RunOptions.KEYS.containsAll(given), "unknown run options " + given);
     }
 

@@ -50,6 +50,8 @@ class CommandLineTest {
         assertRejected("--duration and --iters exclude each other", "perf", "-D", "2", "--iters", "100");
         assertRejected("--duration must be a positive number", "perf", "--duration", "0");
         assertRejected("--duration must be in [0.1 s, half of --timeout]", "perf", "-D", "20", "--timeout", "30");
+        assertRejected("--duration needs a warm-up to size the measurement from", "perf", "-D", "0.2", "--warmup",
+            "0");
     }
 
     @Test
