@@ -54,14 +54,15 @@ final class ClientDriver {
         final int maxSize = maxSize(config);
         final RunInfo info = new RunInfo(config.role().name().toLowerCase(java.util.Locale.ROOT), peer.requested(),
             peer.opened(), peer.nic().address(), welcome.text("address"), peer.note(), config.modeName(),
-            config.verify(), config.faults(), config.maxRd(), config.burst(), side.peerAddress().getHostAddress(),
+            config.verify(), RunSettings.secureName(config.secure()), config.faults(), config.maxRd(), config.burst(),
+            side.peerAddress().getHostAddress(),
             config.sizes(), config.tests().stream().map(TestKind::label).toList(), System.getProperty("java.vm.name")
             + " " + Runtime.version(), System.getProperty("os.name") + " " + System.getProperty("os.version") + " "
             + System.getProperty("os.arch"), Runtime.getRuntime().availableProcessors(), Instant.now().toString());
         final Results results = new Results(info);
-        out.printf("jdet perf: %s over %s (%s <-> %s), %s%s; tests %s; sizes %s%n", describe(config),
+        out.printf("jdet perf: %s over %s (%s <-> %s), %s%s, security %s; tests %s; sizes %s%n", describe(config),
             peer.opened(), peer.nic().address(), welcome.text("address"), config.modeName(),
-            config.verify() ? ", verifying every byte" : "", String.join(",", info.tests()),
+            config.verify() ? ", verifying every byte" : "", info.secure(), String.join(",", info.tests()),
             config.sizes().stream().map(Sizes::format).collect(Collectors.joining(",")));
         if (config.faults().active()) {
             out.printf("faults injected by jdet's links: %s%n", FaultWords.describe(config.faults()));

@@ -101,7 +101,8 @@ public final class PerfCommand implements Callable<Integer> {
     private boolean verify;
 
     @Option(names = "--secure", paramLabel = "MODE", description = "Protect jdet's connections: auth (every frame "
-        + "authenticated) or encrypt (also encrypted); they are then made by the connection manager.")
+        + "authenticated) or encrypt (also encrypted); they are then made by the connection manager. A run "
+        + "option: a server given it refuses a client of another mode.")
     private String secure;
 
     @Option(names = "--loss", paramLabel = "RATE", description = "Fraction of jdet frames to drop.")
@@ -296,7 +297,7 @@ public final class PerfCommand implements Callable<Integer> {
             {"wait", "--wait"}, {"wait", "--poll"}, {"verify", "--verify"}, {"loss", "--loss"}, {"dup", "--dup"},
             {"reorder", "--reorder"}, {"corrupt", "--corrupt"}, {"seed", "--seed"}, {"maxrd", "--max-rd"},
             {"baselines", "--no-baselines"}, {"baselines", "--baselines"}, {"qps", "--qps"},
-            {"threads", "--threads"}};
+            {"threads", "--threads"}, {"secure", "--secure"}};
         for (final String[] option : options) {
             if (parsed != null && parsed.hasMatchedOption(option[1])) {
                 given.add(option[0]);

@@ -41,6 +41,7 @@ final class RunOptions {
         options.put("baselines", "--baselines/--no-baselines");
         options.put("qps", "--qps");
         options.put("threads", "--threads");
+        options.put("secure", "--secure");
         return java.util.Collections.unmodifiableMap(options);
     }
 
@@ -69,6 +70,7 @@ final class RunOptions {
         values.put("baselines", Baseline.format(config.baselines()));
         values.put("qps", (long) config.fanout().qps());
         values.put("threads", (long) config.fanout().threads());
+        values.put("secure", RunSettings.secureName(config.secure()));
         return values;
     }
 

@@ -4,6 +4,7 @@ import io.jdet.Configuration;
 import io.jdet.FaultPlan;
 import io.jdet.Security;
 
+import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -53,7 +54,7 @@ public record RunSettings(boolean waitMode, boolean verify, int maxRd, long time
         return Message.of("HELLO").with("wait", waitMode).with("verify", verify).with("maxrd", maxRd)
             .with("timeout", timeoutMs).with("loss", faults.lossRate()).with("dup", faults.duplicateRate())
             .with("reorder", faults.reorderRate()).with("corrupt", faults.corruptRate())
-            .with("seed", faults.seed()).with("secure", secure.name()).build();
+            .with("seed", faults.seed()).with("secure", secureName(secure)).build();
     }
 
     /**
@@ -68,7 +69,17 @@ public record RunSettings(boolean waitMode, boolean verify, int maxRd, long time
         return new RunSettings(hello.flag("wait"), hello.flag("verify"),
             (int) hello.number("maxrd"), hello.number("timeout"), new FaultPlan(hello.decimal("loss"),
             hello.decimal("dup"), hello.decimal("reorder"), hello.decimal("corrupt"), hello.number("seed")),
-            Security.Mode.valueOf(hello.text("secure")));
+            Security.Mode.valueOf(hello.text("secure").toUpperCase(Locale.ROOT)));
+    }
+
+    /**
+     * A protection mode as {@code --secure} names it, in the HELLO, the run options' differences and the report.
+     *
+     * @param mode the mode
+     * @return {@code none}, {@code auth} or {@code encrypt}
+     */
+    public static String secureName(final Security.Mode mode) {
+        return mode.name().toLowerCase(Locale.ROOT);
     }
 
     /**

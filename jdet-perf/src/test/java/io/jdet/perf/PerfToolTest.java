@@ -42,6 +42,7 @@ class PerfToolTest {
             "--json", json.toString(), "--plot", png.toString());
         assertEquals(0, run.status(), run::describe);
         assertTrue(run.out().contains("DET Test Complete for buffer size 64 (burst 50)"), run::describe);
+        assertTrue(run.out().contains(", busy-poll, security none; tests "), run::describe);
         assertTrue(run.out().contains("Summary: jdet (jdet/loop) / baseline"), run::describe);
 
         final JsonNode root = new ObjectMapper().readTree(json.toFile());
@@ -49,6 +50,7 @@ class PerfToolTest {
         final JsonNode conditions = root.path("conditions");
         assertEquals("loop", conditions.path("nicUsed").asText());
         assertEquals("busy-poll", conditions.path("mode").asText());
+        assertEquals("none", conditions.path("secure").asText());
         assertEquals(2, conditions.path("sizes").size());
         assertTrue(root.path("totalSeconds").asDouble() > 0);
 

@@ -121,6 +121,31 @@ class SideChannelTest {
             RunOptions.conflicts(server(Set.of("tests"), false, List.of(8)), Message.of("HELLO").build()));
     }
 
+    @Test
+    void shouldRefuseAClientWhoseSecurityModeDiffersFromTheServers() throws Exception {
+        final PerfConfig encrypting = parsed("--server", "--secure", "encrypt");
+        final PerfConfig plain = parsed("--client", "127.0.0.1");
+        assertTrue(encrypting.given().contains("secure"), encrypting.given()::toString);
+        final String reply = serveOne(encrypting, channel -> ClientDriver.hello(plain, channel));
+        assertTrue(reply.contains("the client's run options differ from the server's (--secure: server encrypt, "
+            + "client none)"), reply);
+        assertEquals(List.of("--secure: server none, client auth"), RunOptions.conflicts(
+            parsed("--server", "--secure", "none"), Message.of("HELLO").with(RunOptions.of(parsed("--client",
+                "127.0.0.1", "--secure", "auth"))).build()));
+        // A server not given --secure takes the client's mode.
+        assertEquals(List.of(), RunOptions.conflicts(parsed("--server"), Message.of("HELLO")
+            .with(RunOptions.of(parsed("--client", "127.0.0.1", "--secure", "encrypt"))).build()));
+        assertEquals(io.jdet.Security.Mode.ENCRYPT, RunSettings.of(Message.of("HELLO")
+            .with(RunSettings.of(encrypting).toMessage().fields()).with(RunOptions.of(encrypting)).build()).secure());
+    }
+
+    /** The configuration a command line gives. */
+    private static PerfConfig parsed(final String... args) {
+        final PerfCommand command = new PerfCommand();
+        new picocli.CommandLine(command).parseArgs(args);
+        return command.config();
+    }
+
     /** A server serving one hand-driven client: returns what the client received after its opening, as text. */
     private static String serveOne(final PerfConfig config, final java.util.function.Consumer<SideChannel> opening)
         throws IOException, InterruptedException {

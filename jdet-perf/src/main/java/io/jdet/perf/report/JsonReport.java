@@ -160,8 +160,8 @@ public final class JsonReport {
     private static void conditions(final ObjectNode json, final RunInfo info) {
         json.put("role", info.role()).put("nicRequested", info.nicRequested()).put("nicUsed", info.nicUsed())
             .put("localAddress", info.localAddress()).put("peerAddress", info.peerAddress()).put("note", info.note())
-            .put("mode", info.mode()).put("verify", info.verify()).put("maxRd", info.maxRd())
-            .put("burst", info.burst()).put("baselineHost", info.baselineHost());
+            .put("mode", info.mode()).put("verify", info.verify()).put("secure", info.secure())
+            .put("maxRd", info.maxRd()).put("burst", info.burst()).put("baselineHost", info.baselineHost());
         faults(json, info.faults());
         final ArrayNode sizes = json.putArray("sizes");
         info.sizes().forEach(sizes::add);

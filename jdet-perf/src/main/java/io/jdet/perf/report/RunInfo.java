@@ -14,7 +14,8 @@ import java.util.List;
  * @param peerAddress   the other end's NIC address
  * @param note          why the NIC differs from the one asked for, or null
  * @param mode          {@code busy-poll} or {@code wait}
- * @param verify        whether every byte was checked
+ * @param verify        whether the bytes received were checked ({@code --verify})
+ * @param secure        the protection of jdet's connections: {@code none}, {@code auth} or {@code encrypt}
  * @param faults        the faults jdet's links injected
  * @param maxRd         reads and atomics in flight
  * @param burst         the burst asked for
@@ -27,7 +28,7 @@ import java.util.List;
  * @param startedAt     ISO-8601 start time
  */
 public record RunInfo(String role, String nicRequested, String nicUsed, String localAddress, String peerAddress,
-                      String note, String mode, boolean verify, FaultPlan faults, int maxRd, int burst,
+                      String note, String mode, boolean verify, String secure, FaultPlan faults, int maxRd, int burst,
                       String baselineHost, List<Integer> sizes, List<String> tests, String java, String os, int cpus,
                       String startedAt) {
 

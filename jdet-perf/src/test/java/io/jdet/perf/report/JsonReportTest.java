@@ -30,7 +30,7 @@ class JsonReportTest {
 
     private static RunInfo info(final FaultPlan faults) {
         return new RunInfo("embedded", "udp:127.0.0.1", "udp:127.0.0.1", "udp:127.0.0.1:1", "udp:127.0.0.1:2", null,
-            "busy-poll", false, faults, 4, 1000, "127.0.0.1", List.of(64), List.of("lat-send", "bw-write"),
+            "busy-poll", false, "encrypt", faults, 4, 1000, "127.0.0.1", List.of(64), List.of("lat-send", "bw-write"),
             "java", "os", 2, "2026-01-01T00:00:00Z");
     }
 
@@ -72,6 +72,7 @@ class JsonReportTest {
         assertEquals(List.of("before the run: load average 6.20 on 2 CPUs"),
             List.of(root.path("warnings").get(0).asText()));
         assertTrue(root.path("conditions").path("note").isNull());
+        assertEquals("encrypt", root.path("conditions").path("secure").asText());
         assertEquals("no faults", root.path("conditions").path("faults").path("description").asText());
 
         final JsonNode lat = root.path("latency").get(0);
@@ -142,7 +143,7 @@ class JsonReportTest {
     @Test
     void shouldJudgeNoTargetOnUnreliableFigures() {
         final RunInfo loop = new RunInfo("embedded", "loop", "loop", "loop:a", "loop:b", null, "busy-poll", false,
-            FaultPlan.NONE, 4, 1000, "127.0.0.1", List.of(64), List.of("lat-send"), "java", "os", 2, "now");
+            "none", FaultPlan.NONE, 4, 1000, "127.0.0.1", List.of(64), List.of("lat-send"), "java", "os", 2, "now");
         final Results results = new Results(loop);
         final Histogram early = LatencyRig.newHistogram();
         early.recordValueWithCount(600_000, 50);
