@@ -50,4 +50,13 @@ public record RunInfo(String role, String nicRequested, String nicUsed, String l
     public boolean onLoop() {
         return nicUsed.startsWith("loop");
     }
+
+    /**
+     * Whether jdet ran over UDP, the link its targets against the UDP and TCP baselines are about.
+     *
+     * @return true for a {@code udp:} NIC
+     */
+    public boolean onUdp() {
+        return nicUsed.startsWith("udp");
+    }
 }

@@ -157,6 +157,42 @@ class JsonReportTest {
     }
 
     @Test
+    void shouldJudgeTheUdpTargetsOnlyWhenJdetRanOverUdp() {
+        for (final String nic : new String[] {"shm:perf", "eth:veth0", "udp:127.0.0.1"}) {
+            final RunInfo info = new RunInfo("embedded", nic, nic, nic + ":1", nic + ":2", null, "busy-poll", false,
+                "none", FaultPlan.NONE, 4, 1000, "127.0.0.1", List.of(64 << 10), List.of("lat-send", "bw-write"),
+                "java", "os", 2, "now");
+            final Results results = new Results(info);
+            final Histogram fast = LatencyRig.newHistogram();
+            fast.recordValueWithCount(2_000, 100);
+            final Histogram slow = LatencyRig.newHistogram();
+            slow.recordValueWithCount(4_000, 100);
+            results.add(new LatencyResult(TestKind.LAT_SEND, info.jdetTransport(), 64 << 10, 100, 0, 1, 1, fast,
+                Stability.ofLatency(fast, fast, 1), null));
+            results.add(new LatencyResult(TestKind.UDP_PINGPONG, "udp", 64 << 10, 100, 0, 1, 1, slow,
+                Stability.ofLatency(slow, slow, 1), null));
+            results.add(new LatencyResult(TestKind.TCP_PINGPONG, "tcp", 64 << 10, 100, 0, 1, 1, slow,
+                Stability.ofLatency(slow, slow, 1), null));
+            final Histogram bursts = LatencyRig.newHistogram();
+            bursts.recordValueWithCount(2_000, 2);
+            results.add(new BandwidthResult(TestKind.BW_WRITE, info.jdetTransport(), 64 << 10, 2000, 0, 1000,
+                1_000_000, 1, bursts, Stability.ofStream(Double.NaN, Double.NaN, bursts, 1), null));
+            results.add(new BandwidthResult(TestKind.UDP_STREAM, "udp", 64 << 10, 2000, 0, 1000, 2_000_000, 1,
+                bursts, Stability.ofStream(Double.NaN, Double.NaN, bursts, 1), null));
+            final List<Comparisons.Target> targets = Comparisons.targets(results);
+            final String kind = nic.substring(0, nic.indexOf(':'));
+            for (final Comparisons.Target target : targets.subList(0, 2)) {
+                if (kind.equals("udp")) {
+                    assertEquals("met", target.status(), target::toString);
+                } else {
+                    assertEquals("n/a", target.status(), target::toString);
+                    assertTrue(target.details().startsWith("jdet ran on " + kind + ", not UDP: "), target::toString);
+                }
+            }
+        }
+    }
+
+    @Test
     void shouldSumUpTheStepsTakenOnABusyMachine() {
         final Results results = new Results(info(FaultPlan.NONE));
         final Histogram steady = LatencyRig.newHistogram();
