@@ -32,6 +32,15 @@ import java.util.concurrent.Callable;
     footer = {"", "Examples:", "  ./jdet perf", "  ./jdet perf --nic loop --sizes 64,64K --json perf.json "
         + "--plot perf.png", "  ./jdet perf --qps 4 --threads 2 --baselines udp,tcp,aeron -D 1", "  ./jdet perf --server            (then, elsewhere)  ./jdet perf --client HOST"})
 public final class PerfCommand implements Callable<Integer> {
+    /**
+     * The options the co-* tests do not use: their members busy-poll plain, fault-free connections in this JVM, with
+     * no side channel, baselines, queue-pair fan-out, bursts, duration or plot. Given with them, they are refused
+     * rather than silently ignored.
+     */
+    private static final List<String> NOT_FOR_COLLECTIVES = List.of("--wait", "--verify", "--secure", "--loss",
+        "--dup", "--reorder", "--corrupt", "--seed", "--max-rd", "--baselines", "--no-baselines", "--qps",
+        "--threads", "--duration", "--burst", "--plot", "--port");
+
     @Spec
     private CommandSpec spec;
 
@@ -57,7 +66,9 @@ public final class PerfCommand implements Callable<Integer> {
 
     @Option(names = "--tests", paramLabel = "LIST", split = ",", description = "jdet tests to run (default all): "
         + "lat-send, lat-write, bw-send, bw-write, bw-read, bw-atomic; or, on their own, the collectives co-barrier, "
-        + "co-bcast, co-allgather, co-alltoall, co-allreduce (--ranks members in this JVM).")
+        + "co-bcast, co-allgather, co-alltoall, co-allreduce (--ranks members in this JVM; of the other options "
+        + "they take only --nic, --sizes/--size, --iters, --warmup, --timeout, --json, --quiet, --capture and "
+        + "--thread-per-member).")
     private List<String> tests;
 
     @Option(names = "--ranks", paramLabel = "N", description = "Members of the co-* tests' group, all in this JVM "
@@ -243,6 +254,13 @@ public final class PerfCommand implements Callable<Integer> {
             check(collectives == 0 || role == PerfConfig.Role.EMBEDDED, "the co-* tests run every member in this "
                 + "JVM: no --server/--client");
             check(ranks == null || collectives > 0, "--ranks is for the co-* tests");
+            check(!threadPerMember || collectives > 0, "--thread-per-member is for the co-* tests");
+            if (collectives > 0) {
+                final List<String> ignored = matched(NOT_FOR_COLLECTIVES);
+                check(ignored.isEmpty(), "the co-* tests do not use " + String.join(", ", ignored) + " (their "
+                    + "members busy-poll plain, fault-free connections in this JVM, with no baselines, queue-pair "
+                    + "fan-out, bursts, duration or plot)");
+            }
             check(ranks == null || ranks >= 2 && ranks <= 64, "--ranks must be between 2 and 64");
             final List<Integer> sizeList = new ArrayList<>();
             if (size != null) {
@@ -286,6 +304,12 @@ public final class PerfCommand implements Callable<Integer> {
             case "none" -> io.jdet.Security.Mode.NONE;
             default -> throw new IllegalArgumentException("--secure must be auth, encrypt or none");
         };
+    }
+
+    /** Those of the named options this command line gave, in the order named. */
+    private List<String> matched(final List<String> names) {
+        final ParseResult parsed = spec.commandLine().getParseResult();
+        return parsed == null ? List.of() : names.stream().filter(parsed::hasMatchedOption).toList();
     }
 
     /** The run options this command line gave (the others take their defaults, or at a server the client's). */

@@ -72,5 +72,28 @@ class CollectivePerfTest {
         final PerfToolTest.Run ranks = PerfToolTest.Run.of("perf", "--tests", "lat-send", "--ranks", "3");
         assertEquals(2, ranks.status(), ranks::describe);
         assertTrue(ranks.err().contains("--ranks is for the co-* tests"), ranks::describe);
+        final PerfToolTest.Run threads = PerfToolTest.Run.of("perf", "--tests", "lat-send", "--thread-per-member");
+        assertEquals(2, threads.status(), threads::describe);
+        assertTrue(threads.err().contains("--thread-per-member is for the co-* tests"), threads::describe);
+    }
+
+    @Test
+    void theCollectiveTestsRefuseTheOptionsTheyWouldIgnore() {
+        final String[][] refused = {{"--wait"}, {"--verify"}, {"--secure", "auth"}, {"--loss", "0.01"},
+            {"--dup", "0.01"}, {"--reorder", "0.01"}, {"--corrupt", "0.01"}, {"--seed", "3"}, {"--max-rd", "8"},
+            {"--baselines", "udp"}, {"--no-baselines"}, {"--qps", "2"}, {"--threads", "1"}, {"-D", "1"},
+            {"--burst", "10"}, {"--plot", dir.resolve("co.png").toString()}, {"--port", "45000"}};
+        for (final String[] option : refused) {
+            final java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of("perf", "--nic", "loop",
+                "--tests", "co-barrier", "--ranks", "2", "--iters", "2", "-q"));
+            args.addAll(java.util.List.of(option));
+            final PerfToolTest.Run run = PerfToolTest.Run.of(args.toArray(String[]::new));
+            assertEquals(2, run.status(), run::describe);
+            final String name = option[0].equals("-D") ? "--duration" : option[0];
+            assertTrue(run.err().contains("the co-* tests do not use " + name + " ("), run::describe);
+        }
+        final PerfToolTest.Run two = PerfToolTest.Run.of("perf", "--tests", "co-bcast", "--wait", "--loss", "0.1");
+        assertEquals(2, two.status(), two::describe);
+        assertTrue(two.err().contains("the co-* tests do not use --wait, --loss ("), two::describe);
     }
 }
