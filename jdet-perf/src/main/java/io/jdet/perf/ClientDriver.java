@@ -62,7 +62,7 @@ final class ClientDriver {
         final Results results = new Results(info);
         out.printf("jdet perf: %s over %s (%s <-> %s), %s%s, security %s; tests %s; sizes %s%n", describe(config),
             peer.opened(), peer.nic().address(), welcome.text("address"), config.modeName(),
-            config.verify() ? ", verifying every byte" : "", info.secure(), String.join(",", info.tests()),
+            config.verify() ? ", verifying received bytes" : "", info.secure(), String.join(",", info.tests()),
             config.sizes().stream().map(Sizes::format).collect(Collectors.joining(",")));
         if (config.faults().active()) {
             out.printf("faults injected by jdet's links: %s%n", FaultWords.describe(config.faults()));

@@ -108,7 +108,11 @@ public final class PerfCommand implements Callable<Integer> {
         + "block.")
     private boolean waitMode;
 
-    @Option(names = "--verify", description = "Check every byte received.")
+    @Option(names = "--verify", description = "Check the bytes received: every message of the ping-pongs, bw-send "
+        + "and the baseline streams as it arrives; bw-read's buffer slots after each burst and bw-write's target "
+        + "slots after each phase (messages cycle through burst + 1 slots, fewer where they would pass 32 MiB, so "
+        + "a slot used twice before its check shows only its last message); bw-atomic's returned values and the "
+        + "peer's counter.")
     private boolean verify;
 
     @Option(names = "--secure", paramLabel = "MODE", description = "Protect jdet's connections: auth (every frame "

@@ -21,7 +21,8 @@ import java.util.concurrent.TimeUnit;
  * @param warmup        unmeasured iterations before each test; -1 picks them ({@link #warmup})
  * @param burst         messages per burst in the bandwidth tests (det_perf's -B)
  * @param waitMode      arm the completion queue and wait on the event queue, and block in the baselines
- * @param verify        check every byte received
+ * @param verify        check the bytes received ({@code --verify}; a bandwidth test's slots as
+ *                      {@link io.jdet.perf.jdet.JdetStream} says)
  * @param faults        faults jdet's links inject
  * @param maxRd         reads and atomics in flight per queue pair (max_or and max_ir)
  * @param baselines     the baselines to run beside jdet (empty: none)
@@ -138,7 +139,7 @@ public record PerfConfig(Role role, String nic, String host, int port, List<Test
      * @param warmup     warm-up iterations, -1 for automatic
      * @param burst      the burst
      * @param waitMode   wait on events
-     * @param verify     check every byte
+     * @param verify     check the bytes received
      * @param faults     injected faults
      * @param maxRd      reads in flight
      * @param baselines  whether to run the UDP and TCP baselines

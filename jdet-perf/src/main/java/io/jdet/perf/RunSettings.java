@@ -11,7 +11,7 @@ import java.util.concurrent.TimeUnit;
  * The settings both ends of a run share; the client sends them to the server in its HELLO.
  *
  * @param waitMode  wait on events and block (else busy-poll)
- * @param verify    check every byte received
+ * @param verify    check the bytes received (what {@code --verify} says)
  * @param maxRd     reads and atomics in flight
  * @param timeoutMs the longest wait
  * @param faults    faults jdet's links inject
@@ -24,7 +24,7 @@ public record RunSettings(boolean waitMode, boolean verify, int maxRd, long time
      * Settings with plain connections.
      *
      * @param waitMode  wait on events and block (else busy-poll)
-     * @param verify    check every byte received
+     * @param verify    check the bytes received (what {@code --verify} says)
      * @param maxRd     reads and atomics in flight
      * @param timeoutMs the longest wait
      * @param faults    faults jdet's links inject

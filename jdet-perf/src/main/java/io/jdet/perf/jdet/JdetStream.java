@@ -21,6 +21,13 @@ import java.nio.ByteOrder;
  * {@code bw-atomic} fetch-and-adds 1 to a counter at the peer. Message {@code seq} uses buffer slot
  * {@code seq mod slots} at both ends, whose bytes are pattern message {@code slot}, so a slot rewritten by a later
  * message holds the same bytes. Allocation free.
+ *
+ * <p>Verifying checks every {@code bw-send} message as it arrives, but the one-sided tests only where they can be seen
+ * without a completion per message: {@code bw-read}'s slots after each burst, {@code bw-write}'s target slots at
+ * the end of each phase, {@code bw-atomic}'s returned values after each burst and the peer's counter. A slot used
+ * more than once before its check shows only its last message: in {@code bw-write} whenever a phase has more
+ * messages than the buffer's slots (burst + 1, fewer where that would pass {@link QpShape#SLOT_BUDGET}), in
+ * {@code bw-read} when a burst has (above 32 KiB with the default burst).
  */
 public final class JdetStream implements Stream, JdetQp.ReceiveSink {
     /**
@@ -49,7 +56,7 @@ public final class JdetStream implements Stream, JdetQp.ReceiveSink {
      * Sets the test up on a connected queue pair. Call before the start barrier.
      *
      * @param q       the queue pair and buffers, connected
-     * @param verify  whether to check every byte that arrives
+     * @param verify  whether to check what arrives (see above for the one-sided tests)
      * @param pattern the bytes to send and expect
      */
     public JdetStream(final JdetQp q, final boolean verify, final Pattern pattern) {
