@@ -151,6 +151,7 @@ final class GroupStep {
         for (int attempt = 1; ; attempt++) {
             Phases.announce(side, Phases.MEASURE, count);
             crew.resetMeasure();
+            final long pollsBefore = crew.polls();
             final long half = count / 2 / burst * burst;
             final long earlyNs = half > 0 ? crew.send(first, half, burst, true) : 0;
             final long lateNs = crew.send(first + half, count - half, burst, true);
@@ -161,7 +162,7 @@ final class GroupStep {
                 halved ? Phases.mbPerSec((count - half) * qps, step.size(), lateNs) : Double.NaN, bursts, attempt);
             if (stability.stable() || attempt == Stability.MAX_ATTEMPTS) {
                 return new BandwidthResult(step.kind(), transport, step.size(), count * qps, first * qps, burst,
-                    earlyNs + lateNs, crew.polls(), bursts, stability, null, crew.shares());
+                    earlyNs + lateNs, crew.polls() - pollsBefore, bursts, stability, null, crew.shares());
             }
             first += count;
             final long pad = (burst - first % burst) % burst;

@@ -85,6 +85,8 @@ final class Phases {
         long first = probe + warmed.count();
         for (int attempt = 1; ; attempt++) {
             announce(side, MEASURE, count);
+            // pc counts the measured round trips' polls only, as det_perf's does its timed loop's.
+            final long pollsBefore = pingPong.polls();
             final Histogram early = LatencyRig.newHistogram();
             final Histogram late = LatencyRig.newHistogram();
             final long half = count / 2;
@@ -94,8 +96,8 @@ final class Phases {
             if (stability.stable() || attempt == Stability.MAX_ATTEMPTS) {
                 final Histogram all = early.copy();
                 all.add(late);
-                return new LatencyResult(step.kind(), transport, step.size(), count, first, ns, pingPong.polls(),
-                    all, stability, null);
+                return new LatencyResult(step.kind(), transport, step.size(), count, first, ns,
+                    pingPong.polls() - pollsBefore, all, stability, null);
             }
             first += count;
         }
@@ -143,6 +145,7 @@ final class Phases {
         long first = probe + warmed.count();
         for (int attempt = 1; ; attempt++) {
             announce(side, MEASURE, count);
+            final long pollsBefore = stream.polls();
             final Histogram bursts = LatencyRig.newHistogram();
             final long half = count / 2 / burst * burst;
             final long earlyNs = BandwidthRig.send(stream, first, half, burst, bursts);
@@ -152,7 +155,7 @@ final class Phases {
                 halved ? mbPerSec(count - half, step.size(), lateNs) : Double.NaN, bursts, attempt);
             if (stability.stable() || attempt == Stability.MAX_ATTEMPTS) {
                 return new BandwidthResult(step.kind(), transport, step.size(), count, first, burst,
-                    earlyNs + lateNs, stream.polls(), bursts, stability, null);
+                    earlyNs + lateNs, stream.polls() - pollsBefore, bursts, stability, null);
             }
             first += count;
             final long pad = (burst - first % burst) % burst;

@@ -144,6 +144,30 @@ class PerfToolTest {
         assertTrue(root.path("bandwidth").get(0).path("messages").asLong() >= 100, root::toString);
     }
 
+    @Test
+    void shouldCountOnlyTheMeasuredIterationsPolls() throws IOException {
+        final Path json = dir.resolve("polls.json");
+        // Waiting on events, a ping-pong polls a few times per round trip and a stream a few times per burst: the
+        // warm-up's 3000 round trips and 60 bursts would push pc past those bounds.
+        final Run run = Run.of("perf", "--nic", "loop", "--wait", "--tests", "lat-send,bw-send", "--size", "8",
+            "--iters", "100", "--warmup", "3000", "--burst", "50", "--baselines", "udp,tcp", "-q", "--json",
+            json.toString());
+        assertEquals(0, run.status(), run::describe);
+        final JsonNode root = new ObjectMapper().readTree(json.toFile());
+        assertEquals(3, root.path("latency").size(), root::toString);
+        assertEquals(3, root.path("bandwidth").size(), root::toString);
+        for (final JsonNode figure : root.path("latency")) {
+            assertEquals(3000, figure.path("warmup").asLong(), figure::toString);
+            final long polls = figure.path("polls").asLong();
+            assertTrue(polls >= 100 && polls < 3000, figure::toString);
+            assertTrue(run.out().contains("pc=" + polls + " (total 100)"), run::describe);
+        }
+        for (final JsonNode figure : root.path("bandwidth")) {
+            final long polls = figure.path("polls").asLong();
+            assertTrue(polls >= 1 && polls < 60, figure::toString);
+        }
+    }
+
     /** A figure says whether it can be trusted, why, and the machine's load before and after its step. */
     private static void assertTrusted(final JsonNode figure) {
         assertTrue(figure.path("trusted").isBoolean(), figure::toString);

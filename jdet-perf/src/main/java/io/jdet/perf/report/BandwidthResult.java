@@ -15,7 +15,7 @@ import org.HdrHistogram.Histogram;
  * @param warmup    unmeasured messages before them
  * @param burst     messages per burst
  * @param elapsedNs wall time of the measured messages, to the last burst's delivery
- * @param polls     completion-queue polls or channel reads made by the sending end
+ * @param polls     completion-queue polls or channel reads made by the sending end during the measured messages
  * @param bursts    each measured burst's nanoseconds per message
  * @param stability how the measurement's halves and bursts compare
  * @param load      the machine's load around the step, or null where not sampled

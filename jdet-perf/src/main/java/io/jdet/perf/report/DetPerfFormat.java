@@ -7,8 +7,9 @@ import java.util.Locale;
 
 /**
  * det_perf's own lines, kept so its users can compare: {@code usec per msg, MB/s, Mb/s, pc=polls (total n)}.
- * Here {@code pc} counts the measuring end's completion-queue polls (channel reads for the baselines) and
- * {@code total} its messages.
+ * Here {@code pc} counts the measuring end's completion-queue polls (channel reads for the baselines) during the
+ * measured iterations, as det_perf's counts its timed loop's (the probe and warm-up left out), and {@code total}
+ * its measured messages.
  */
 public final class DetPerfFormat {
     private DetPerfFormat() {

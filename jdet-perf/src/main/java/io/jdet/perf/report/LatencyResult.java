@@ -14,7 +14,8 @@ import org.HdrHistogram.Histogram;
  * @param iterations measured round trips
  * @param warmup     unmeasured round trips before them
  * @param elapsedNs  wall time of the measured round trips
- * @param polls      completion-queue polls or channel reads made by the measuring end
+ * @param polls      completion-queue polls or channel reads made by the measuring end during the measured round
+ *                   trips
  * @param histogram  one-way times in nanoseconds, one per measured round trip
  * @param stability  how the measurement's halves and spread compare
  * @param load       the machine's load around the step, or null where not sampled
