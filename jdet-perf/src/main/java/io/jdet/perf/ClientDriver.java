@@ -86,7 +86,7 @@ final class ClientDriver {
                 final int blockSize = blockSize(config, step);
                 if (blockSize != block) {
                     block = blockSize;
-                    DetPerfFormat.heading(out, config.burst(), blockSize);
+                    DetPerfFormat.heading(out, blockBurst(config, plan, blockSize), blockSize);
                 }
                 final LoadSample before = proc.sample();
                 final Figure measured = run(step, end, config.fanout());
@@ -147,6 +147,17 @@ final class ClientDriver {
     /** The size whose det_perf block a step belongs to: the atomic (always 8 bytes) runs in the first block. */
     private static int blockSize(final PerfConfig config, final Step step) {
         return step.kind().fixedSize() ? config.sizes().get(0) : step.size();
+    }
+
+    /**
+     * The burst a size's block runs its streams with: {@code --burst} cut to their count
+     * ({@link PerfConfig#burst(long)}), the size-dependent streams' before the atomic's (each figure's own is in the
+     * JSON); the burst asked for when the block has no stream.
+     */
+    private static int blockBurst(final PerfConfig config, final List<Step> plan, final int blockSize) {
+        return plan.stream().filter(s -> !s.kind().latency() && blockSize(config, s) == blockSize)
+            .min(java.util.Comparator.comparing((Step s) -> s.kind().fixedSize())).map(Step::burst)
+            .orElse(config.burst());
     }
 
     private static String describe(final PerfConfig config) {

@@ -168,6 +168,15 @@ class PerfToolTest {
         }
     }
 
+    @Test
+    void shouldHeadABlockWithTheBurstItsStreamsRan() {
+        // 20 messages cannot make a burst of 50: the streams run bursts of 20, and the heading says so.
+        final Run run = Run.of("perf", "--nic", "loop", "--tests", "bw-send", "--no-baselines", "--size", "64",
+            "--iters", "20", "--burst", "50", "-q");
+        assertEquals(0, run.status(), run::describe);
+        assertTrue(run.out().contains("DET Test Complete for buffer size 64 (burst 20)"), run::describe);
+    }
+
     /** A figure says whether it can be trusted, why, and the machine's load before and after its step. */
     private static void assertTrusted(final JsonNode figure) {
         assertTrue(figure.path("trusted").isBoolean(), figure::toString);

@@ -20,7 +20,7 @@ public final class DetPerfFormat {
      * as the {@code total} of its line.
      *
      * @param out   where
-     * @param burst the burst size (det_perf's -B)
+     * @param burst the burst the block's streams run with (det_perf's -B, cut to their count)
      * @param size  the size
      */
     public static void heading(final PrintWriter out, final int burst, final int size) {
