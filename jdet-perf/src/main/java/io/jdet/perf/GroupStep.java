@@ -152,7 +152,7 @@ final class GroupStep {
             Phases.announce(side, Phases.MEASURE, count);
             crew.resetMeasure();
             final long pollsBefore = crew.polls();
-            final long half = count / 2 / burst * burst;
+            final long half = Phases.earlyHalf(count, burst);
             final long earlyNs = half > 0 ? crew.send(first, half, burst, true) : 0;
             final long lateNs = crew.send(first + half, count - half, burst, true);
             final boolean halved = half > 0 && count - half > 0;

@@ -124,8 +124,8 @@ final class Phases {
     }
 
     /**
-     * The client's stream, measured in two halves of whole bursts (when it has two bursts or more) with each
-     * burst's time recorded, and measured again once if unstable.
+     * The client's stream, measured in two halves of whole bursts ({@link #earlyHalf}) with each burst's time
+     * recorded, and measured again once if unstable.
      *
      * @param step      the test and its counts (the most it may run)
      * @param end       this end
@@ -147,7 +147,7 @@ final class Phases {
             announce(side, MEASURE, count);
             final long pollsBefore = stream.polls();
             final Histogram bursts = LatencyRig.newHistogram();
-            final long half = count / 2 / burst * burst;
+            final long half = earlyHalf(count, burst);
             final long earlyNs = BandwidthRig.send(stream, first, half, burst, bursts);
             final long lateNs = BandwidthRig.send(stream, first + half, count - half, burst, bursts);
             final boolean halved = half > 0 && count - half > 0;
@@ -166,6 +166,18 @@ final class Phases {
                 first += pad;
             }
         }
+    }
+
+    /**
+     * The messages of a stream measurement's early half: half of it in whole bursts, or, with fewer than two whole
+     * bursts, the first burst against the rest; 0 (no halves to compare) when it is a single burst.
+     *
+     * @param count the measured messages
+     * @param burst messages per burst
+     * @return the early half's messages, a whole number of bursts
+     */
+    static long earlyHalf(final long count, final int burst) {
+        return count <= burst ? 0 : Math.max(1, count / 2 / burst) * burst;
     }
 
     static double mbPerSec(final long messages, final int size, final long ns) {

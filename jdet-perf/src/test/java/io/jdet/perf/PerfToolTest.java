@@ -177,6 +177,22 @@ class PerfToolTest {
         assertTrue(run.out().contains("DET Test Complete for buffer size 64 (burst 20)"), run::describe);
     }
 
+    @Test
+    void shouldCompareTheFirstBurstWithTheRestWhenAStreamHasFewerThanTwoWholeBursts() throws IOException {
+        final Path json = dir.resolve("halves.json");
+        final Run run = Run.of("perf", "--nic", "loop", "--tests", "bw-write", "--no-baselines", "--size", "64",
+            "--iters", "15", "--burst", "10", "-q", "--json", json.toString());
+        assertEquals(0, run.status(), run::describe);
+        final JsonNode stability = new ObjectMapper().readTree(json.toFile()).path("bandwidth").get(0)
+            .path("stability");
+        assertTrue(stability.path("early").asDouble() > 0 && stability.path("late").asDouble() > 0,
+            stability::toString);
+        assertEquals(0, Phases.earlyHalf(10, 10));
+        assertEquals(10, Phases.earlyHalf(15, 10));
+        assertEquals(10, Phases.earlyHalf(20, 10));
+        assertEquals(20, Phases.earlyHalf(45, 10));
+    }
+
     /** A figure says whether it can be trusted, why, and the machine's load before and after its step. */
     private static void assertTrusted(final JsonNode figure) {
         assertTrue(figure.path("trusted").isBoolean(), figure::toString);
