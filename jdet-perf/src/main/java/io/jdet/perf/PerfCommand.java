@@ -159,8 +159,9 @@ public final class PerfCommand implements Callable<Integer> {
         + "own back-to-back operations as an MPI rank does (default: one thread drives every member in turn).")
     private boolean threadPerMember;
 
-    @Option(names = "--timeout", paramLabel = "SECONDS", description = "The longest any wait may last "
-        + "(default 30; a server waits 5 minutes for its client unless this is given).")
+    @Option(names = "--timeout", paramLabel = "SECONDS", description = "The longest any wait of this end may last "
+        + "(default 30; a server waits 5 minutes for its client unless this is given, and refuses a client whose "
+        + "--duration is more than half of it).")
     private Double timeoutSeconds;
 
     @Option(names = "--json", paramLabel = "FILE", description = "Write every figure with its conditions as JSON.")

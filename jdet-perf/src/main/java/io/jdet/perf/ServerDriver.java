@@ -12,7 +12,7 @@ import java.util.Map;
 /**
  * The passive end: checks the client's protocol version and run options (a run option given to the server must
  * match the client's; the others are the client's), opens its NIC, and answers every TEST and BASE until BYE, when
- * it sends its NIC's counters back. A failure is reported to the client as an ERROR before it is rethrown.
+ * it sends its NIC's counters back. Its waits last at most its own {@code --timeout}, not the client's. A failure is reported to the client as an ERROR before it is rethrown.
  */
 final class ServerDriver {
     private ServerDriver() {
@@ -26,7 +26,8 @@ final class ServerDriver {
      * @param abort   the run's abort flag
      * @param log     where to say what it does, or null to stay quiet
      * @throws PerfException if the client speaks another protocol version, its run options differ from those the
-     *                       server was given, or the run fails
+     *                       server was given, its {@code --duration} needs a longer wait than the server's
+     *                       {@code --timeout}, or the run fails
      */
     static void serve(final PerfConfig config, final SideChannel side, final Abort abort, final PrintWriter log) {
         try (Arena arena = Arena.ofConfined()) {
@@ -38,7 +39,7 @@ final class ServerDriver {
                     + String.join("; ", conflicts) + "): give both ends the same run options, as perftest "
                     + "requires, or give them to the client only");
             }
-            final RunSettings settings = RunSettings.of(hello);
+            final RunSettings settings = settings(config, hello);
             final int maxSize = (int) hello.number("maxsize");
             final String nicName = config.serverNicName() != null ? config.serverNicName()
                 : PerfRun.udpName(side.localAddress().getHostAddress());
@@ -77,6 +78,32 @@ final class ServerDriver {
             side.sendError(e.getMessage() == null ? e.toString() : e.getMessage());
             throw e;
         }
+    }
+
+    /**
+     * The settings the server runs with: the client's, but its own timeout, which must leave room for the client's
+     * measurements (a phase of {@code --duration}, as the client's own check has it, takes at most half the wait).
+     *
+     * @param config this end's configuration
+     * @param hello  the client's HELLO
+     * @return the settings
+     * @throws PerfException if the client's {@code --duration} is more than half of this end's timeout
+     */
+    static RunSettings settings(final PerfConfig config, final Message hello) {
+        final RunSettings client = RunSettings.of(hello);
+        final Object duration = hello.fields().get("duration");
+        if (duration instanceof Number seconds && seconds.doubleValue() * 2000 > config.timeoutMs()) {
+            throw new PerfException("the client's --duration " + seconds(seconds.doubleValue()) + " s is more than "
+                + "half of the server's --timeout " + seconds(config.timeoutMs() / 1000.0) + " s, the longest the "
+                + "server waits for a phase: give the server --timeout " + seconds(seconds.doubleValue() * 2)
+                + " or more");
+        }
+        return new RunSettings(client.waitMode(), client.verify(), client.maxRd(), config.timeoutMs(),
+            client.faults(), client.secure());
+    }
+
+    private static String seconds(final double value) {
+        return java.math.BigDecimal.valueOf(value).stripTrailingZeros().toPlainString();
     }
 
     /** The client's run options as a server log shows them. */

@@ -139,6 +139,26 @@ class SideChannelTest {
             .with(RunSettings.of(encrypting).toMessage().fields()).with(RunOptions.of(encrypting)).build()).secure());
     }
 
+    @Test
+    void shouldWaitWithTheServersOwnTimeout() throws Exception {
+        final PerfConfig patient = new PerfConfig(PerfConfig.Role.CLIENT, "loop:side-test", "127.0.0.1", 1,
+            List.of(TestKind.LAT_SEND), List.of(8), 0, -1, 1000, true, true, new FaultPlan(0.1, 0, 0, 0, 3), 8, true,
+            60_000, 5_000, null, null, true, 0, Set.of());
+        final Message hello = Message.of("HELLO").with(RunSettings.of(patient).toMessage().fields())
+            .with(RunOptions.of(patient)).build();
+        final RunSettings settings = ServerDriver.settings(server(Set.of(), false, List.of(8)), hello);
+        assertEquals(5_000, settings.timeoutMs());
+        assertEquals(new RunSettings(true, true, 8, 5_000, new FaultPlan(0.1, 0, 0, 0, 3)), settings);
+        // A measurement of --duration 3 s may keep the server waiting 3 s for a phase: more than half of its 5 s.
+        final PerfConfig lasting = new PerfConfig(PerfConfig.Role.CLIENT, "loop:side-test", "127.0.0.1", 1,
+            List.of(TestKind.LAT_SEND), List.of(8), 0, -1, 1000, false, false, FaultPlan.NONE, 4, true, 60_000,
+            5_000, null, null, true, 3_000, Set.of());
+        final String reply = serveOne(server(Set.of(), false, List.of(8)), channel -> ClientDriver.hello(lasting,
+            channel));
+        assertTrue(reply.contains("the client's --duration 3 s is more than half of the server's --timeout 5 s, "
+            + "the longest the server waits for a phase: give the server --timeout 6 or more"), reply);
+    }
+
     /** The configuration a command line gives. */
     private static PerfConfig parsed(final String... args) {
         final PerfCommand command = new PerfCommand();
