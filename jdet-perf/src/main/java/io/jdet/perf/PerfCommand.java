@@ -91,9 +91,10 @@ public final class PerfCommand implements Callable<Integer> {
     private Double durationSeconds;
 
     @Option(names = "--warmup", paramLabel = "N",
-        description = "Unmeasured iterations first. With --iters: this many (default: half of them, at most 5000). "
-            + "Without: as many as take about 0.3 s, at most this many (same default), and in each test's first "
-            + "step 2.5 s of them while the JIT compiles.")
+        description = "Unmeasured iterations first. With --iters: this many (default: half of them, at most 5000), "
+            + "a bandwidth test's rounded up to a whole number of bursts. Without: as many as take about 0.3 s, at "
+            + "most this many (same default, also in whole bursts), and in each test's first step 2.5 s of them "
+            + "while the JIT compiles. 0 excludes --duration.")
     private Long warmup;
 
     @Option(names = "--burst", paramLabel = "N", description = "Messages per burst in the bandwidth tests "

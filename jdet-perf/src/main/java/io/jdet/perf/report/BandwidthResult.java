@@ -9,7 +9,8 @@ import org.HdrHistogram.Histogram;
  * A stream's figures.
  *
  * @param kind      the test
- * @param transport what carried it: {@code jdet/udp}, {@code jdet/loop}, {@code udp}, {@code tcp}
+ * @param transport what carried it: {@code jdet/} and the NIC's kind, {@code udp}, {@code tcp}, {@code aeron/udp},
+ *                  {@code aeron/ipc}
  * @param size      message size in bytes (8 for the atomic)
  * @param messages  measured messages
  * @param warmup    unmeasured messages before them

@@ -9,7 +9,8 @@ import org.HdrHistogram.Histogram;
  * A ping-pong's figures: one-way times (half of each round trip) in an HdrHistogram, and det_perf's mean.
  *
  * @param kind       the test
- * @param transport  what carried it: {@code jdet/udp}, {@code jdet/loop}, {@code udp}, {@code tcp}
+ * @param transport  what carried it: {@code jdet/udp}, {@code jdet/loop}, {@code jdet/shm}, {@code jdet/eth},
+ *                   {@code udp}, {@code tcp}, {@code aeron/udp}, {@code aeron/ipc}
  * @param size       message size in bytes
  * @param iterations measured round trips
  * @param warmup     unmeasured round trips before them
