@@ -66,7 +66,7 @@ public interface QueuePair extends AutoCloseable {
      * @param segments  the data to send, gathered in order
      * @param count     how many segments to use
      * @param flags     {@link WrFlags}
-     * @param immediate sent with {@link WrFlags#IMMEDIATE}
+     * @param immediate sent with {@link WrFlags#IMMEDIATE}; without the flag it is ignored (the receiver reads 0)
      * @throws DetException see the class description
      */
     void send(long id, DataSegment[] segments, int count, int flags, int immediate);
@@ -118,7 +118,7 @@ public interface QueuePair extends AutoCloseable {
      * @param remoteAddress the peer's virtual address (an offset for a zero-based window)
      * @param rKey          the peer's remote key
      * @param flags         {@link WrFlags}
-     * @param immediate     sent with {@link WrFlags#IMMEDIATE}
+     * @param immediate     sent with {@link WrFlags#IMMEDIATE}; without the flag it is ignored (the receiver reads 0)
      * @throws DetException see the class description
      */
     void write(long id, DataSegment[] segments, int count, long remoteAddress, int rKey, int flags, int immediate);
