@@ -767,7 +767,8 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
         final QpImpl qp = o instanceof QpImpl q && q.number == dst && !q.destroyed ? q : null;
         if (qp == null) {
             counters.unknownQp++;
-            if (opcode != Frame.OP_DISCONNECT && opcode != Frame.OP_NAK && opcode != Frame.OP_ACK) {
+            if (opcode != Frame.OP_DISCONNECT && opcode != Frame.OP_NAK
+                && (opcode != Frame.OP_ACK || destroyedQps.indexOf(dst, peer, Frame.srcQp(f)) >= 0)) {
                 // At most a rate-limited trickle of replies, each no larger than the frame it answers: a spoofed
                 // flood cannot be reflected. The reply echoes the frame's ack, so only its true sender obeys it.
                 if (unknownReplies.tryTake(rxNow)) {

@@ -643,6 +643,8 @@ public final class QpImpl implements QueuePair, ProtocolQp {
         remoteQpNum = 0;
         remoteAddress = null;
         seal = null;
+        maxPayload = nic.maxPayload;
+        errorCode = EventCode.QP_ERROR.code();
         ackPending = false;
         unackedFrames = 0;
         errorNakStatus = -1;
@@ -671,6 +673,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
         responder.flush();
         if (flushed > 0 || flushOverflow != 0) {
             state = QpState.ERROR;
+            errorCode = code;
         } else {
             resetToIdle();
         }
