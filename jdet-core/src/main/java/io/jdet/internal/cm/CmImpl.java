@@ -186,7 +186,16 @@ public final class CmImpl implements CmHandler {
             connects.put(id, o);
             rescan = true; // its retransmissions may be due before the timer's next planned walk
             sendRequest(o);
-            final boolean answered = await(() -> o.state != CmOutgoing.REQUESTED, timeoutMs);
+            final boolean answered;
+            try {
+                answered = await(() -> o.state != CmOutgoing.REQUESTED, timeoutMs);
+            } catch (final RuntimeException e) { // EINTR, EIO, closed: forget the exchange, so it connects nothing
+                if (o.state == CmOutgoing.ESTABLISHED) {
+                    return o.reply.clone(); // connected as the wait ended: a success (interrupt status kept)
+                }
+                connects.remove(id);
+                throw e;
+            }
             if (!answered) {
                 connects.remove(id);
                 throw new DetException(Errno.ETIMEDOUT, "no answer from " + remoteAddress + " service " + serviceId
@@ -272,7 +281,22 @@ public final class CmImpl implements CmHandler {
             r.retry = new CmRetry(nic.minRtoNs, System.nanoTime());
             rescan = true; // the timer resends the ACCEPT until READY
             sendAnswer(r);
-            if (!await(() -> r.state != CmRequest.ACCEPTED, timeoutMs)) {
+            final boolean confirmed;
+            try {
+                confirmed = await(() -> r.state != CmRequest.ACCEPTED, timeoutMs);
+            } catch (final RuntimeException e) { // EINTR, EIO, closed: the accept fails as a timeout does
+                if (r.state == CmRequest.ESTABLISHED) {
+                    return; // confirmed as the wait ended: a success (the interrupt status stays set)
+                }
+                if (r.state == CmRequest.ACCEPTED) {
+                    r.state = CmRequest.REJECTED; // no more ACCEPTs, and the source's slot is free
+                    r.reason = REJECTED_BY_PEER;
+                    r.retry.finish(System.nanoTime());
+                }
+                qp.enterError(EventCode.QP_ERROR.code(), false, true, true); // connected above: not left live
+                throw e;
+            }
+            if (!confirmed) {
                 r.state = CmRequest.REJECTED;
                 r.reason = REJECTED_BY_PEER;
                 r.retry.finish(System.nanoTime());
@@ -342,8 +366,17 @@ public final class CmImpl implements CmHandler {
             rescan = true;
             sendDisconnect(d);
             final long leftMs = Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
-            final boolean answered = await(() -> d.state != CmOutgoing.REQUESTED || qp.state != QpState.CONNECTED,
-                leftMs, WAIT_SLICE_NS); // the peer's DISCONNECT frame, too, changes the state on the data path
+            final boolean answered;
+            try {
+                answered = await(() -> d.state != CmOutgoing.REQUESTED || qp.state != QpState.CONNECTED,
+                    leftMs, WAIT_SLICE_NS); // the peer's DISCONNECT frame, too, changes the state on the data path
+            } catch (final RuntimeException e) { // EINTR and the like: disconnected locally all the same
+                disconnects.remove(id);
+                if (qp.state == QpState.CONNECTED && !qp.destroyed) {
+                    qp.disconnect(EventCode.DISCONNECT.code(), false, d.state == CmOutgoing.REQUESTED);
+                }
+                throw e;
+            }
             disconnects.remove(id);
             if (qp.state == QpState.CONNECTED) {
                 qp.disconnect(EventCode.DISCONNECT.code(), false, !answered);
