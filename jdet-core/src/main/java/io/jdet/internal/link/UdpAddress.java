@@ -116,13 +116,32 @@ record UdpAddress(int ip, int port, int mtu) {
         }
     }
 
+    /**
+     * The MTU of the interface an address to bind is on. An address configured on no interface is left to the
+     * kernel's bind, which refuses one that is not this host's (EADDRNOTAVAIL, reported as ENODEV): every address of
+     * 127.0.0.0/8 is local on Linux though only 127.0.0.1 is configured on {@code lo} (a Debian host name resolves
+     * to 127.0.1.1), and those take the loopback interface's MTU; any other gets -1, the default frame limit.
+     *
+     * @param ip the address
+     * @return the MTU, or -1 if unknown
+     * @throws DetException ENODEV if the interfaces cannot be listed
+     */
     private static int interfaceMtu(final int ip) {
         try {
             final NetworkInterface nif = NetworkInterface.getByInetAddress(toAddress(ip));
-            if (nif == null) {
-                throw new DetException(Errno.ENODEV, format(ip) + " is no address of this host");
+            if (nif != null) {
+                return nif.getMTU();
             }
-            return nif.getMTU();
+            if (ip >>> 24 == 127) {
+                final Enumeration<NetworkInterface> all = NetworkInterface.getNetworkInterfaces();
+                while (all != null && all.hasMoreElements()) {
+                    final NetworkInterface candidate = all.nextElement();
+                    if (candidate.isLoopback() && candidate.isUp()) {
+                        return candidate.getMTU();
+                    }
+                }
+            }
+            return -1;
         } catch (final SocketException e) {
             throw new DetException(Errno.ENODEV, format(ip) + ": " + e.getMessage());
         }

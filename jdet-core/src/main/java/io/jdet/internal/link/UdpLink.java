@@ -175,7 +175,7 @@ public final class UdpLink implements Link {
         final MemorySegment sa = arena.allocate(Posix.SOCKADDR_IN_SIZE, 8);
         Posix.sockaddr(sa, bindTo.ip(), bindTo.port());
         if ((int) Posix.BIND.invokeExact(errno, socket, sa, Posix.SOCKADDR_IN_SIZE) != 0) {
-            // EADDRINUSE among others; still ENODEV (issue 11 asks for EADDRINUSE of its own later).
+            // EADDRINUSE, EACCES and EADDRNOTAVAIL (an address not this host's) are named by failure()
             throw failure("bind to " + UdpAddress.format(bindTo.ip()) + ":" + bindTo.port(), errno);
         }
         final MemorySegment length = arena.allocate(ValueLayout.JAVA_INT);

@@ -71,9 +71,20 @@ class LinkAddressesTest {
         assertEquals(0x7F000001, lo.ip());
         assertEquals(0, lo.port());
         for (final String bad : new String[] {"udp:0.0.0.0", "udp:127.0.0.1:70000", "udp:",
-            "udp:192.0.2.1", "no-such-interface0"}) {
+            "no-such-interface0"}) {
             assertEquals(Errno.ENODEV, assertThrows(DetException.class, () -> UdpAddress.parseNicName(bad)).errno(),
                 bad);
+        }
+        // An address on no interface is the kernel's to judge: this host's bind refuses a foreign one (ENODEV) ...
+        assertEquals(-1, UdpAddress.parseNicName("udp:192.0.2.1").mtu(), "no interface: the default frame limit");
+        assertEquals(Errno.ENODEV, assertThrows(DetException.class, () -> new UdpLink("udp:192.0.2.1")).errno());
+        // ... and takes every address of 127.0.0.0/8, with the loopback interface's MTU (a Debian host name
+        // resolves to 127.0.1.1, configured on no interface)
+        for (final String loopback : new String[] {"udp:127.0.0.2", "udp:127.0.1.1"}) {
+            assertEquals(a.mtu(), UdpAddress.parseNicName(loopback).mtu(), loopback);
+            try (UdpLink link = new UdpLink(loopback)) {
+                assertTrue(link.address().startsWith(loopback + ":"), link.address());
+            }
         }
     }
 
