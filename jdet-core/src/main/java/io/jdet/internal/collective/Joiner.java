@@ -70,12 +70,27 @@ final class Joiner implements Runnable {
         }
     }
 
+    /**
+     * The connection manager service a group's root listens on: 24 bits of the tag, well mixed (SplitMix64's
+     * finalizer), so that tags which differ only in how their parts are arranged do not share a service (a fold of
+     * the tag's 24-bit thirds gave {@code a << 24 | b} and {@code b << 24 | a} the same one, and the second group's
+     * root then failed its join with EEXIST). Distinct tags still share a service with odds of 1 in 2^24 per pair
+     * of groups joining through one NIC at once; the root listens only until every member is in. Raises nothing.
+     *
+     * @param tag the group's tag
+     * @return the service id
+     */
     static int serviceId(final long tag) {
-        return 0x4a00_0000 | (int) ((tag ^ tag >>> 24 ^ tag >>> 48) & 0x00ff_ffff);
+        long z = tag;
+        z = (z ^ z >>> 30) * 0xbf58476d1ce4e5b9L;
+        z = (z ^ z >>> 27) * 0x94d049bb133111ebL;
+        z ^= z >>> 31;
+        return 0x4a00_0000 | (int) (z & 0x00ff_ffff);
     }
 
     @Override
     public void run() {
+        boolean exchanging = false; // whether a failure from here on is the exchange's, not this member's own
         try {
             final Nic nic = co.pd.nic();
             final String self = nic.address();
@@ -115,8 +130,11 @@ final class Joiner implements Runnable {
             final String[] addresses = new String[p];
             final int[] qpForMe = new int[p];
             final long[] psnForMe = new long[p];
+            final ConnectionListener listener = r == 0 ? own(nic.connectionManager().listen(serviceId(co.tag)))
+                : null;
+            exchanging = true;
             if (r == 0) {
-                root(nic, self, myQps, addresses, qpForMe, psnForMe);
+                root(nic, listener, self, myQps, addresses, qpForMe, psnForMe);
                 connectMesh(mesh, addresses, qpForMe, psnForMe);
                 releaseAll();
             } else {
@@ -124,11 +142,23 @@ final class Joiner implements Runnable {
             }
             co.joined(mesh, dataCq, owned);
         } catch (final DetException e) {
-            co.joinFailed(e.errno() == Errno.ETIMEDOUT || e.errno() == Errno.EINTR ? WcStatus.RETRY_EXCEEDED
+            co.joinFailed(!exchanging ? WcStatus.LOCAL_OP_ERR : lostConnection(e.errno()) ? WcStatus.RETRY_EXCEEDED
                 : WcStatus.REMOTE_OP_ERR, e.getMessage(), owned);
         } catch (final RuntimeException e) {
-            co.joinFailed(WcStatus.REMOTE_OP_ERR, String.valueOf(e), owned);
+            co.joinFailed(exchanging ? WcStatus.REMOTE_OP_ERR : WcStatus.LOCAL_OP_ERR, String.valueOf(e), owned);
+        } catch (final Error e) {
+            // Say an OutOfMemoryError from the slot region: the group must not stay JOINING, its resources held.
+            co.joinFailed(WcStatus.LOCAL_OP_ERR, String.valueOf(e), owned);
         }
+    }
+
+    /**
+     * The statuses of the Collective javadoc: a timeout or a lost connection (ETIMEDOUT, EINTR, or ECONNRESET from a
+     * control message flushed because its connection went) is RETRY_EXCEEDED, as on the data path; this member's own
+     * failure to set up (before the exchange) LOCAL_OP_ERR; a refusal by the root REMOTE_OP_ERR.
+     */
+    private static boolean lostConnection(final Errno errno) {
+        return errno == Errno.ETIMEDOUT || errno == Errno.EINTR || errno == Errno.ECONNRESET;
     }
 
     /** The group's queue pairs raise no events of their own: the user sees the group's CO events only. */
@@ -219,12 +249,11 @@ final class Joiner implements Runnable {
         return silent(own(co.pd.createQp(new QpCreate(ctrlCq, ctrlCq, 4, 4, 1, 1, 1, 1))));
     }
 
-    private void root(final Nic nic, final String self, final int[] myQps, final String[] addresses,
-                      final int[] qpForMe, final long[] psnForMe) {
+    private void root(final Nic nic, final ConnectionListener listener, final String self, final int[] myQps,
+                      final String[] addresses, final int[] qpForMe, final long[] psnForMe) {
         ctrlMemory(p);
         ctrl = new QueuePair[p];
         received = new int[8];
-        final ConnectionListener listener = own(nic.connectionManager().listen(serviceId(co.tag)));
         int joined = 1;
         while (joined < p) {
             final ConnectionRequest req = listener.take(remainingMs());
@@ -260,6 +289,7 @@ final class Joiner implements Runnable {
             ctrl[rank] = qp;
             joined++;
         }
+        listener.close(); // every member is in: the service is free for another group's join at once
         await(RECORD, p - 1);
         // every record is in: build each member's table
         final MemorySegment[] records = new MemorySegment[p];
@@ -400,6 +430,9 @@ final class Joiner implements Runnable {
             for (int i = 0; i < n; i++) {
                 if (wcs[i].status() != WcStatus.SUCCESS && abandoned.contains(wcs[i].queuePair())) {
                     continue;
+                }
+                if (wcs[i].status() == WcStatus.FLUSHED) { // its connection went: lost, as on the data path
+                    throw new DetException(Errno.ECONNRESET, "a join message was flushed: " + wcs[i]);
                 }
                 if (wcs[i].status() != WcStatus.SUCCESS) {
                     throw new DetException(Errno.ECONNREFUSED, "a join message failed: " + wcs[i]);
