@@ -5,6 +5,7 @@ import io.jdet.Errno;
 
 import java.net.Inet4Address;
 import java.net.InetAddress;
+import java.net.InterfaceAddress;
 import java.net.NetworkInterface;
 import java.net.SocketException;
 import java.net.UnknownHostException;
@@ -121,27 +122,37 @@ record UdpAddress(int ip, int port, int mtu) {
      * kernel's bind, which refuses one that is not this host's (EADDRNOTAVAIL, reported as ENODEV): every address of
      * 127.0.0.0/8 is local on Linux though only 127.0.0.1 is configured on {@code lo} (a Debian host name resolves
      * to 127.0.1.1), and those take the loopback interface's MTU; any other gets -1, the default frame limit.
+     * Multicast and broadcast addresses, a subnet's included (which the kernel would bind), are refused here.
      *
      * @param ip the address
      * @return the MTU, or -1 if unknown
-     * @throws DetException ENODEV if the interfaces cannot be listed
+     * @throws DetException ENODEV for a multicast or broadcast address, or if the interfaces cannot be listed
      */
     private static int interfaceMtu(final int ip) {
         try {
-            final NetworkInterface nif = NetworkInterface.getByInetAddress(toAddress(ip));
+            final InetAddress address = toAddress(ip);
+            if (address.isMulticastAddress() || ip == -1) {
+                throw new DetException(Errno.ENODEV, format(ip) + " is a multicast or broadcast address");
+            }
+            final NetworkInterface nif = NetworkInterface.getByInetAddress(address);
             if (nif != null) {
                 return nif.getMTU();
             }
-            if (ip >>> 24 == 127) {
-                final Enumeration<NetworkInterface> all = NetworkInterface.getNetworkInterfaces();
-                while (all != null && all.hasMoreElements()) {
-                    final NetworkInterface candidate = all.nextElement();
-                    if (candidate.isLoopback() && candidate.isUp()) {
-                        return candidate.getMTU();
+            int loopbackMtu = -1;
+            final Enumeration<NetworkInterface> all = NetworkInterface.getNetworkInterfaces();
+            while (all != null && all.hasMoreElements()) {
+                final NetworkInterface candidate = all.nextElement();
+                for (final InterfaceAddress configured : candidate.getInterfaceAddresses()) {
+                    if (address.equals(configured.getBroadcast())) { // Linux binds a subnet's broadcast address
+                        throw new DetException(Errno.ENODEV, format(ip) + " is the broadcast address of "
+                            + candidate.getName());
                     }
                 }
+                if (candidate.isLoopback() && candidate.isUp()) {
+                    loopbackMtu = candidate.getMTU();
+                }
             }
-            return -1;
+            return ip >>> 24 == 127 ? loopbackMtu : -1;
         } catch (final SocketException e) {
             throw new DetException(Errno.ENODEV, format(ip) + ": " + e.getMessage());
         }

@@ -71,7 +71,7 @@ class LinkAddressesTest {
         assertEquals(0x7F000001, lo.ip());
         assertEquals(0, lo.port());
         for (final String bad : new String[] {"udp:0.0.0.0", "udp:127.0.0.1:70000", "udp:",
-            "no-such-interface0"}) {
+            "no-such-interface0", "udp:224.0.0.1", "udp:255.255.255.255"}) {
             assertEquals(Errno.ENODEV, assertThrows(DetException.class, () -> UdpAddress.parseNicName(bad)).errno(),
                 bad);
         }
