@@ -80,7 +80,9 @@ class ResponderRecoveryTest {
             Tests.await("three frames resent", () -> s.counter("frames.sack_retransmitted") == 3);
             assertEquals(List.of(first, first + 1, first + 3), responsesFrom(s, mark));
             for (final HostilePeer.Received r : s.peer.received().subList(mark, s.peer.received().size())) {
-                assertTrue((r.flags() & Frame.FLAG_FORCE_ACK) != 0, "a resent frame asks for an ACK: " + r);
+                // (an ACK of the peer's read request may go out meanwhile, on a slow machine: not a resend)
+                assertTrue(r.opcode() != Frame.OP_READ_RESP || (r.flags() & Frame.FLAG_FORCE_ACK) != 0,
+                    "a resent frame asks for an ACK: " + r);
             }
             // The same news again: each frame is resent once per recovery.
             ackResponses(s, first - 1, 1 << 1 | 1 << 3);
