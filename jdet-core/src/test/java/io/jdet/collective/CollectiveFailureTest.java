@@ -125,18 +125,7 @@ class CollectiveFailureTest {
     @Test
     void aRegionDeregisteredAfterThePostFailsTheGroupWithoutAByteWritten() {
         try (Group g = new Group(2, quick()).joined()) {
-            final MemorySegment memory = g.arena.allocate(64, 8);
-            final MemoryRegion dst = g.pds[1].regMr(memory, Access.LOCAL_READ | Access.LOCAL_WRITE);
-            final MemoryRegion src = g.region(0, 64);
-            src.segment().fill((byte) 3);
-            g.cos[1].bcast(1, 0, Group.ds(dst), 0);
-            dst.close(); // before the broadcast ran: it must not write there
-            g.cos[0].bcast(1, 0, Group.ds(src), 0);
-            final WorkCompletion[] got = g.awaitAll(20_000);
-            assertEquals(WcStatus.LOCAL_PROTECTION_ERR, got[1].status(), got[1].toString());
-            for (long i = 0; i < memory.byteSize(); i++) {
-                assertEquals(0, memory.get(ValueLayout.JAVA_BYTE, i), "byte " + i + " of the deregistered region");
-            }
+            bcastIntoARegionClosedUnderIt(g, false); // before the broadcast ran: it must not write there
             assertTrue(coErrorHandles(g).contains(g.cos[1]));
             assertEquals(Errno.ENOTCONN, assertThrows(DetException.class, () -> g.cos[1].barrier(2, 0)).errno());
         }
@@ -149,19 +138,29 @@ class CollectiveFailureTest {
     @Test
     void aRegionDeregisteredWhileTheCollectiveRunsIsNotWrittenAfterCloseReturned() {
         try (Group g = new Group(2, quick()).joined()) {
-            final MemorySegment memory = g.arena.allocate(64, 8);
-            final MemoryRegion dst = g.pds[1].regMr(memory, Access.LOCAL_READ | Access.LOCAL_WRITE);
-            final MemoryRegion src = g.region(0, 64);
-            src.segment().fill((byte) 3);
-            g.cos[1].bcast(1, 0, Group.ds(dst), 0);
+            bcastIntoARegionClosedUnderIt(g, true);
+        }
+    }
+
+    /**
+     * Rank 1 posts a broadcast into a region it deregisters, after its first step ran if {@code started}; rank 0
+     * then broadcasts: rank 1 fails LOCAL_PROTECTION_ERR and not a byte of the region is written.
+     */
+    private static void bcastIntoARegionClosedUnderIt(final Group g, final boolean started) {
+        final MemorySegment memory = g.arena.allocate(64, 8);
+        final MemoryRegion dst = g.pds[1].regMr(memory, Access.LOCAL_READ | Access.LOCAL_WRITE);
+        final MemoryRegion src = g.region(0, 64);
+        src.segment().fill((byte) 3);
+        g.cos[1].bcast(1, 0, Group.ds(dst), 0);
+        if (started) {
             g.cqs[1].poll(new WorkCompletion[] {new WorkCompletion()}); // rank 1's broadcast starts
-            dst.close();
-            g.cos[0].bcast(1, 0, Group.ds(src), 0);
-            final WorkCompletion[] got = g.awaitAll(20_000);
-            assertEquals(WcStatus.LOCAL_PROTECTION_ERR, got[1].status(), got[1].toString());
-            for (long i = 0; i < memory.byteSize(); i++) {
-                assertEquals(0, memory.get(ValueLayout.JAVA_BYTE, i), "byte " + i + " of the deregistered region");
-            }
+        }
+        dst.close();
+        g.cos[0].bcast(1, 0, Group.ds(src), 0);
+        final WorkCompletion[] got = g.awaitAll(20_000);
+        assertEquals(WcStatus.LOCAL_PROTECTION_ERR, got[1].status(), got[1].toString());
+        for (long i = 0; i < memory.byteSize(); i++) {
+            assertEquals(0, memory.get(ValueLayout.JAVA_BYTE, i), "byte " + i + " of the deregistered region");
         }
     }
 
