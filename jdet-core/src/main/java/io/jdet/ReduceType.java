@@ -5,8 +5,9 @@ public enum ReduceType {
     /** Signed 64-bit integers ({@code long}). */
     INT64,
     /**
-     * IEEE 754 doubles; the bitwise operations are refused. A NaN result is Java's canonical {@link Double#NaN}
-     * whatever the NaNs reduced, so every member of an all-reduce holds the same bits.
+     * IEEE 754 doubles; the bitwise operations are refused. A NaN that two elements combine into is Java's canonical
+     * {@link Double#NaN} whatever the NaNs combined, so every member of an all-reduce holds the same bits (a value
+     * only copied, as in a group of one, keeps its own).
      */
     FLOAT64
 }

@@ -116,6 +116,29 @@ class RequesterOrderingTest {
         }
     }
 
+    /** A later read without the flag waits too: responses come in order, so failing it would flush the first. */
+    @Test
+    void shouldNotGiveUpALaterReadWhileANoTimeoutReadAheadOfItWaits() {
+        try (HostileSetup s = new HostileSetup(new Configuration().ackTimeoutMs(10).minRtoUs(1000).maxRtoUs(1000)
+            .timerPeriodUs(200))) {
+            s.qp().read(1, sge(s.lo.mrA, 0, 8), 1, 0x1000, 0x77, WrFlags.NO_TIMEOUT);
+            final HostilePeer.Received first = s.peer.expect(Frame.OP_READ);
+            s.qp().read(2, sge(s.lo.mrA, 8, 8), 1, 0x2000, 0x77, 0);
+            final HostilePeer.Received second = s.peer.expect(Frame.OP_READ);
+            s.peer.ack(); // both arrived; the responses are slow
+            sleep(100);
+            final WorkCompletion[] wc = {new WorkCompletion()};
+            final int n = s.lo.cqA.poll(wc, 1);
+            assertEquals(0, n, n == 0 ? "" : "gave up behind a NO_TIMEOUT read: " + wc[0]);
+            s.peer.response(Frame.OP_READ_RESP).flags(Frame.FLAG_LAST).msgId(first.msgId()).length(8)
+                .payload(new byte[8]).send();
+            s.peer.response(Frame.OP_READ_RESP).flags(Frame.FLAG_LAST).msgId(second.msgId()).length(8)
+                .payload(new byte[8]).send();
+            s.expectCompletion(1, WcStatus.SUCCESS);
+            s.expectCompletion(2, WcStatus.SUCCESS);
+        }
+    }
+
     /** Control: the same late response for a read posted on an idle queue pair succeeds. */
     @Test
     void shouldSurviveOneLateResponseOnAnIdleQueuePair() {

@@ -706,10 +706,15 @@ public final class Requester implements OrderedStream {
         } else if (orDepth > 0 && !outstanding && now - responseWaitSinceNs() >= nic.ackTimeoutNs) {
             for (long i = completeIdx; i < admitIdx; i++) {
                 final SendWr w = queue.at(i);
-                if (w.needsResponse() && w.state == SendWr.ACTIVE && (w.flags & WrFlags.NO_TIMEOUT) == 0) {
-                    nic.counters.retryExceeded++;
-                    fail(w, WcStatus.RETRY_EXCEEDED, EventCode.ACK_TIMEOUT.code());
-                    return;
+                if (w.needsResponse() && w.state == SendWr.ACTIVE) {
+                    // Responses come in order: the oldest one waiting decides. A NO_TIMEOUT one is waited for, and
+                    // with it everything behind it (failing a later one would flush it).
+                    if ((w.flags & WrFlags.NO_TIMEOUT) == 0) {
+                        nic.counters.retryExceeded++;
+                        fail(w, WcStatus.RETRY_EXCEEDED, EventCode.ACK_TIMEOUT.code());
+                        return;
+                    }
+                    break;
                 }
             }
         }
