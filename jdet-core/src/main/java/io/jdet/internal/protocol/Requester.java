@@ -182,6 +182,8 @@ public final class Requester implements OrderedStream {
                     return;
                 }
                 rnrHoldUntilNs = 0;
+                // The hold was this side's own wait, not the peer's silence: the ack timeout counts from the resend.
+                lastAckProgressNs = now;
             }
             if (txSeq == nextSeq) {
                 if (admitIdx == queue.tail || !admit(queue.at(admitIdx), now)) {
@@ -683,7 +685,7 @@ public final class Requester implements OrderedStream {
         // The give-up is due after ackTimeoutMs without progress whatever the retransmission timer says: checked
         // only as the RTO expired, a long RTO (its minimum above the ack timeout, or backed off) put it off by up to
         // one RTO, unbounded by the configuration.
-        final boolean giveUpDue = outstanding && now - lastAckProgressNs >= nic.ackTimeoutNs;
+        final boolean giveUpDue = outstanding && rnrHoldUntilNs == 0 && now - lastAckProgressNs >= nic.ackTimeoutNs;
         if (rtoExpired || giveUpDue) {
             final SendWr oldest = findBySeq(lastAcked + 1);
             final boolean noTimeout = oldest != null && (oldest.flags & WrFlags.NO_TIMEOUT) != 0;
