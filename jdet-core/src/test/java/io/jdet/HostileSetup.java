@@ -116,7 +116,26 @@ final class HostileSetup implements AutoCloseable {
      */
     int postSend(final long id, final int flags) {
         lo.qpA.send(id, Loopback.sge(lo.mrA, 0, 8), 1, flags, 0);
-        return peer.expect(io.jdet.internal.wire.Frame.OP_SEND).seq();
+        return expectRequest(io.jdet.internal.wire.Frame.OP_SEND).seq();
+    }
+
+    /** The last request {@link #expectRequest} returned, once there is one. */
+    private boolean requestSeen;
+    private int lastRequestSeq;
+
+    /**
+     * Waits for the next new request frame of an opcode: one after the last this method returned, so that a resend
+     * of an earlier request (its 2 ms retransmission timer firing on a slow machine) is not taken for it.
+     *
+     * @param opcode the request's opcode
+     * @return the frame
+     */
+    HostilePeer.Received expectRequest(final int opcode) {
+        final HostilePeer.Received r = peer.expect("a new request of opcode " + opcode, f -> f.opcode() == opcode
+            && (!requestSeen || io.jdet.internal.wire.Frame.after(f.seq(), lastRequestSeq)));
+        requestSeen = true;
+        lastRequestSeq = r.seq();
+        return r;
     }
 
     /**
@@ -126,7 +145,7 @@ final class HostileSetup implements AutoCloseable {
      */
     HostilePeer.Received postRead(final long id, final int length) {
         lo.qpA.read(id, Loopback.sge(lo.mrA, 0, length), 1, 0x1000, 0x77, 0);
-        return peer.expect(io.jdet.internal.wire.Frame.OP_READ);
+        return expectRequest(io.jdet.internal.wire.Frame.OP_READ);
     }
 
     /**

@@ -80,8 +80,8 @@ class RequesterOrderingTest {
         try (HostileSetup s = new HostileSetup(c)) {
             s.qp().send(1, sge(s.lo.mrA, 0, 8), 1, 0, 0);
             s.qp().read(100, sge(s.lo.mrA, 64, 8), 1, 0x1000, 0x77, 0);
-            final int send = s.peer.expect(Frame.OP_SEND).seq();
-            final HostilePeer.Received read = s.peer.expect(Frame.OP_READ);
+            final int send = s.expectRequest(Frame.OP_SEND).seq();
+            final HostilePeer.Received read = s.expectRequest(Frame.OP_READ);
             final long until = System.nanoTime() + 450_000_000L; // longer than ackTimeoutMs
             while (System.nanoTime() - until < 0) {
                 s.peer.control(Frame.OP_NAK).seq(send).reqAck(send - 1).key(Frame.NAK_RNR).length(0).send();
@@ -119,14 +119,14 @@ class RequesterOrderingTest {
     /** A later read without the flag waits too: responses come in order, so failing it would flush the first. */
     @Test
     void shouldNotGiveUpALaterReadWhileANoTimeoutReadAheadOfItWaits() {
-        try (HostileSetup s = new HostileSetup(new Configuration().ackTimeoutMs(10).minRtoUs(1000).maxRtoUs(1000)
-            .timerPeriodUs(200))) {
+        try (HostileSetup s = new HostileSetup(new Configuration().ackTimeoutMs(100).minRtoUs(10_000)
+            .maxRtoUs(10_000).timerPeriodUs(200))) {
             s.qp().read(1, sge(s.lo.mrA, 0, 8), 1, 0x1000, 0x77, WrFlags.NO_TIMEOUT);
-            final HostilePeer.Received first = s.peer.expect(Frame.OP_READ);
+            final HostilePeer.Received first = s.expectRequest(Frame.OP_READ);
             s.qp().read(2, sge(s.lo.mrA, 8, 8), 1, 0x2000, 0x77, 0);
-            final HostilePeer.Received second = s.peer.expect(Frame.OP_READ);
+            final HostilePeer.Received second = s.expectRequest(Frame.OP_READ); // not a resend of the first
             s.peer.ack(); // both arrived; the responses are slow
-            sleep(100);
+            sleep(400); // four ack timeouts
             final WorkCompletion[] wc = {new WorkCompletion()};
             final int n = s.lo.cqA.poll(wc, 1);
             assertEquals(0, n, n == 0 ? "" : "gave up behind a NO_TIMEOUT read: " + wc[0]);
