@@ -5,7 +5,6 @@ import io.jdet.testing.Tests;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.util.concurrent.CompletableFuture;
 
 import static io.jdet.testing.Loopback.sge;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -22,12 +21,7 @@ class ConnectionManagerDisconnectTest {
     @Test
     void aDisconnectRightAfterAPostWaitsForTheWorkNotForItsTimeout() {
         try (Loopback pair = Loopback.open(new Loopback.Options().connect(false))) {
-            try (ConnectionListener listener = pair.nicB.connectionManager().listen(SERVICE)) {
-                final CompletableFuture<Void> accepted = CompletableFuture.runAsync(
-                    () -> listener.take(10_000).accept(pair.qpB, null, 10_000));
-                pair.nicA.connectionManager().connect(pair.nicB.address(), SERVICE, pair.qpA, null, 10_000);
-                accepted.join();
-            }
+            pair.connectThroughCm(SERVICE);
             pair.qpB.recv(1, sge(pair.mrB, 0, 64), 1);
             pair.qpA.send(2, sge(pair.mrA, 0, 64), 1, 0, 0);
             // 30 s: a wait that missed the send's completion would time out the whole of it and then fail

@@ -164,12 +164,6 @@ class QpLifecycleTest {
     private static void secureConnect(final Loopback pair) {
         pair.nicA.connectionManager().security(Security.of(Security.Mode.AUTH));
         pair.nicB.connectionManager().security(Security.of(Security.Mode.AUTH));
-        final java.util.concurrent.CompletableFuture<Void> accepted;
-        try (ConnectionListener listener = pair.nicB.connectionManager().listen(0x5EC)) {
-            accepted = java.util.concurrent.CompletableFuture.runAsync(
-                () -> listener.take(10_000).accept(pair.qpB, null, 10_000));
-            pair.nicA.connectionManager().connect(pair.nicB.address(), 0x5EC, pair.qpA, null, 10_000);
-            accepted.join();
-        }
+        pair.connectThroughCm(0x5EC);
     }
 }

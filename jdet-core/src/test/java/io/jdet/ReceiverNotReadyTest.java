@@ -31,19 +31,18 @@ class ReceiverNotReadyTest {
     /** A receiver-not-ready delay longer than the ack timeout: the hold is the sender's own wait, not silence. */
     @Test
     void anRnrDelayLongerThanTheAckTimeoutEndsWithRnrRetryExceeded() {
-        final Configuration c = new Configuration().rnrRetryCount(2).rnrDelayUs(300_000).ackTimeoutMs(100);
-        try (Loopback pair = Loopback.open(new Loopback.Options().configuration(c))) {
-            pair.qpA.send(1, sge(pair.mrA, 0, 64), 1, 0, 0);
-            final WorkCompletion wc = Tests.pollOne(pair.cqA);
-            assertEquals(WcStatus.RNR_RETRY_EXCEEDED, wc.status(), wc.toString());
-        }
+        sendToAReceiverNeverReady(new Configuration().rnrRetryCount(2).rnrDelayUs(300_000).ackTimeoutMs(100));
     }
 
     @Test
     void aReceiverNeverReadyEndsWithRnrRetryExceeded() {
         // About 400 ms of retries, nearly three ack timeouts; a gap of 150 ms between two NAKs (a loaded machine
         // descheduling the peer) would still end it with RETRY_EXCEEDED, as it should: the peer did not answer.
-        final Configuration c = new Configuration().rnrRetryCount(40).rnrDelayUs(10_000).ackTimeoutMs(150);
+        sendToAReceiverNeverReady(new Configuration().rnrRetryCount(40).rnrDelayUs(10_000).ackTimeoutMs(150));
+    }
+
+    /** A's send to B, which never posts a receive, ends with RNR_RETRY_EXCEEDED once the retries are spent. */
+    private static void sendToAReceiverNeverReady(final Configuration c) {
         try (Loopback pair = Loopback.open(new Loopback.Options().configuration(c))) {
             pair.qpA.send(1, sge(pair.mrA, 0, 64), 1, 0, 0);
             final WorkCompletion wc = Tests.pollOne(pair.cqA);

@@ -2,6 +2,7 @@ package io.jdet.testing;
 
 import io.jdet.Access;
 import io.jdet.CompletionQueue;
+import io.jdet.ConnectionListener;
 import io.jdet.Configuration;
 import io.jdet.DataSegment;
 import io.jdet.Det;
@@ -17,6 +18,7 @@ import io.jdet.WorkCompletion;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Two ends on a fabric of their own: NIC A and NIC B of one device, each with an event queue, a protection domain,
@@ -180,6 +182,22 @@ public final class Loopback implements AutoCloseable {
     public void connect() {
         connect(qpA, nicB, qpB);
         connect(qpB, nicA, qpA);
+    }
+
+    /**
+     * Connects A's queue pair to B's through the connection manager: B listens on {@code service} and accepts,
+     * A connects; both with the NICs' connection managers as configured (their security, say). Raises what
+     * {@code connect} or {@code accept} raise.
+     *
+     * @param service the service B listens on
+     */
+    public void connectThroughCm(final int service) {
+        try (ConnectionListener listener = nicB.connectionManager().listen(service)) {
+            final CompletableFuture<Void> accepted = CompletableFuture.runAsync(
+                () -> listener.take(10_000).accept(qpB, null, 10_000));
+            nicA.connectionManager().connect(nicB.address(), service, qpA, null, 10_000);
+            accepted.join();
+        }
     }
 
     /**

@@ -108,12 +108,7 @@ class CmInterruptTest {
     @Test
     void anInterruptedDisconnectDoesNotLeaveTheLocalQueuePairConnected() throws Exception {
         try (Loopback p = Loopback.open(new Loopback.Options().connect(false))) {
-            try (ConnectionListener listener = p.nicB.connectionManager().listen(SERVICE)) {
-                final CompletableFuture<Void> accepted = CompletableFuture.runAsync(
-                    () -> listener.take(10_000).accept(p.qpB, null, 10_000));
-                p.nicA.connectionManager().connect(p.nicB.address(), SERVICE, p.qpA, null, 10_000);
-                accepted.join();
-            }
+            p.connectThroughCm(SERVICE);
             final DetException e = interrupted(() -> p.nicA.connectionManager().disconnect(p.qpA, 10_000));
             assertEquals(Errno.EINTR, e == null ? null : e.errno(), "disconnect fails with EINTR");
             Loopback.awaitState(p.qpB, QpState.IDLE); // the peer obeyed the disconnect and answered it

@@ -1,7 +1,6 @@
 package io.jdet.internal.verbs;
 
 import io.jdet.Configuration;
-import io.jdet.ConnectionListener;
 import io.jdet.QpState;
 import io.jdet.Security;
 import io.jdet.internal.wire.Frame;
@@ -12,7 +11,6 @@ import org.junit.jupiter.api.Timeout;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.CompletableFuture;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -32,12 +30,7 @@ class ProtectedFrameLengthTest {
              Arena arena = Arena.ofConfined()) {
             pair.nicA.connectionManager().security(Security.of(Security.Mode.AUTH));
             pair.nicB.connectionManager().security(Security.of(Security.Mode.AUTH));
-            try (ConnectionListener listener = pair.nicB.connectionManager().listen(SERVICE)) {
-                final CompletableFuture<Void> accepted = CompletableFuture.runAsync(
-                    () -> listener.take(10_000).accept(pair.qpB, null, 10_000));
-                pair.nicA.connectionManager().connect(pair.nicB.address(), SERVICE, pair.qpA, null, 10_000);
-                accepted.join();
-            }
+            pair.connectThroughCm(SERVICE);
             final NicImpl victim = (NicImpl) pair.nicA;
             final QpImpl qp = (QpImpl) pair.qpA;
             final int payload = 6000; // above the 4096-byte MTU
