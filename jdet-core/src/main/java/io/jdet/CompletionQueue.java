@@ -54,6 +54,7 @@ public interface CompletionQueue extends AutoCloseable {
      * The current state ({@code det_query_cq}).
      *
      * @return the attributes
+     * @throws IllegalStateException if the queue is destroyed
      */
     CqAttributes query();
 

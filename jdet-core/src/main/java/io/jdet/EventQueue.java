@@ -40,6 +40,7 @@ public interface EventQueue extends AutoCloseable {
      * How many events are queued.
      *
      * @return the count
+     * @throws IllegalStateException if the queue is destroyed
      */
     int pending();
 

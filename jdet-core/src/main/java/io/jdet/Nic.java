@@ -17,6 +17,7 @@ public interface Nic extends AutoCloseable {
      * Identity and limits ({@code det_query_nic}).
      *
      * @return the attributes
+     * @throws IllegalStateException if the NIC is closed
      */
     NicAttributes query();
 

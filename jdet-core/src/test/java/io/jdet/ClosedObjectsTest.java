@@ -19,6 +19,35 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(30)
 class ClosedObjectsTest {
 
+    /**
+     * package-info: "Using a closed object (... a destroyed ... completion queue ...) raises
+     * IllegalStateException". CompletionQueue.query() of a destroyed queue returned its stale attributes.
+     */
+    @Test
+    void aDestroyedCompletionQueueRefusesQuery() {
+        try (Det det = Det.open()) {
+            final Nic nic = det.openNic(Tests.uniqueFabric("closed"), null);
+            final CompletionQueue cq = nic.createCq(1, null);
+            cq.close();
+            assertEquals("completion queue destroyed",
+                assertThrows(IllegalStateException.class, cq::query).getMessage());
+        }
+    }
+
+    /** The same rule for a closed NIC's query and a destroyed event queue's count, which answered stale values. */
+    @Test
+    void aClosedNicRefusesQueryAndADestroyedEventQueueRefusesPending() {
+        try (Det det = Det.open()) {
+            final Nic nic = det.openNic(Tests.uniqueFabric("closed"), null);
+            nic.close();
+            assertEquals("NIC closed", assertThrows(IllegalStateException.class, nic::query).getMessage());
+            final EventQueue events = det.createEvent(null);
+            events.close();
+            assertEquals("event queue destroyed",
+                assertThrows(IllegalStateException.class, events::pending).getMessage());
+        }
+    }
+
     @Test
     void shouldRefuseKeysOfADeregisteredRegionInsteadOfReturningZero() {
         try (Det det = Det.open(); Arena arena = Arena.ofShared()) {

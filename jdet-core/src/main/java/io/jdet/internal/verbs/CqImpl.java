@@ -477,6 +477,9 @@ public final class CqImpl implements CompletionQueue {
     public CqAttributes query() {
         nic.lock.lock();
         try {
+            if (closed) {
+                throw new IllegalStateException("completion queue destroyed");
+            }
             lockRing();
             try {
                 return new CqAttributes(state, arm, size, threshold, count);

@@ -245,7 +245,14 @@ public final class EventQueueImpl implements EventQueue {
                     // The link's sleep does not end on an interrupt: seen here, within a timer period of the NIC.
                     throw new DetException(Errno.EINTR, "interrupted while waiting for an event");
                 }
-                nic.link.await(Link.APPLICATION, Math.min(engineNs, leftNs));
+                try {
+                    nic.link.await(Link.APPLICATION, Math.min(engineNs, leftNs));
+                } catch (final RuntimeException linkFailed) {
+                    // The link failed outside the engine, under this thread rather than the progress thread: the
+                    // NIC becomes fatal all the same (its NIC_FATAL event is posted here), and this waiter waits on.
+                    nic.linkWaiterFailed(linkFailed);
+                    return false;
+                }
             }
         } finally {
             if (counted) {
@@ -313,6 +320,9 @@ public final class EventQueueImpl implements EventQueue {
     public int pending() {
         lock.lock();
         try {
+            if (closed) {
+                throw new IllegalStateException("event queue destroyed");
+            }
             return count;
         } finally {
             lock.unlock();

@@ -32,6 +32,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -135,6 +136,8 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
     private volatile boolean closed;
     /** Why the progress thread died, once it has: the NIC is in its fatal state (see {@link #failFatally}). */
     private volatile Throwable fatalCause;
+    /** Set by the first {@link #failFatally}: a NIC fails once, with one event, whichever thread met the failure. */
+    private final AtomicBoolean failedOnce = new AtomicBoolean();
     /**
      * Engine passes begun and finished (written under the engine lock, read without): a poll that finds the engine
      * busy waits for a pass begun after it looked instead of running one of its own ({@link #passForPoll}).
@@ -214,6 +217,7 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
 
     @Override
     public NicAttributes query() {
+        checkOpen();
         return new NicAttributes(name, link.address(), 0x8086, 0, 1, Frame.VERSION, mtu, MAX_PDS, MAX_MRS,
             MAX_MR_SIZE, MAX_MWS, MAX_CQS, CqImpl.ENTRIES_PER_PAGE, MAX_CQ_SIZE, MAX_QPS, MAX_WQ_SIZE,
             MAX_WQ_SIZE, Integer.MAX_VALUE, Integer.MAX_VALUE, 1, MAX_SGES, MAX_RD_ATOMIC, MAX_RD_ATOMIC, 4096);
@@ -1024,6 +1028,9 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
         if (closed) {
             return; // the NIC is being closed under the thread that failed: no fatal event after the close
         }
+        if (!failedOnce.compareAndSet(false, true)) {
+            return; // failed already (the link waiter and the progress thread both met it): one event
+        }
         fatalCause = cause; // first, so that nothing new is accepted while the rest is done
         try {
             lock.lock();
@@ -1047,6 +1054,20 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
         }
     }
 
+    /**
+     * The link failed under the link waiter ({@link #claimLink}), outside the engine: the NIC becomes fatal as if
+     * its progress thread had met the failure ({@link #failFatally}), and the progress thread ends.
+     *
+     * @param cause what the link threw
+     */
+    void linkWaiterFailed(final Throwable cause) {
+        failFatally(cause);
+        final Thread progress = progressThread;
+        if (progress != null) {
+            LockSupport.unpark(progress); // it sees the NIC fatal and ends
+        }
+    }
+
     private void tellPeerFatal(final QpImpl qp) {
         try {
             sendDisconnect(qp.remotePeer, qp.remoteQpNum, qp.number, EventCode.QP_FATAL.code(), qp);
@@ -1056,7 +1077,7 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
     }
 
     private void runProgress() {
-        while (!closed) {
+        while (!closed && fatalCause == null) { // a link waiter may have made the NIC fatal ({@link #linkWaiterFailed})
             final Thread waiter = linkWaiter;
             if (waiter != null) {
                 // An application thread sleeps on the link and runs the engine, timers included, when it wakes:
