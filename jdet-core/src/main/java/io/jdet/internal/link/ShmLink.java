@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.LinkOption;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -127,21 +128,32 @@ public final class ShmLink implements Link {
         final Path user = base.resolve("jdet-" + uid);
         final Path directory = user.resolve(group);
         final var owner = PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
-        if (!Files.isDirectory(user)) {
-            try {
-                Files.createDirectory(user, owner);
-            } catch (final FileAlreadyExistsException raced) {
-                // another NIC made it first
+        for (final Path d : new Path[] {user, directory}) {
+            if (!Files.isDirectory(d, LinkOption.NOFOLLOW_LINKS)) {
+                try {
+                    Files.createDirectory(d, owner);
+                } catch (final FileAlreadyExistsException raced) {
+                    // another NIC made it first (or something else has the name: checked below)
+                }
             }
-        }
-        if (!Files.isDirectory(directory)) {
-            try {
-                Files.createDirectory(directory, owner);
-            } catch (final FileAlreadyExistsException raced) {
-                // another NIC made it first
-            }
+            requirePrivate(d, uid);
         }
         return directory;
+    }
+
+    /**
+     * Refuses a directory that another user made or may write: the base directory ({@code /dev/shm}) is everyone's,
+     * so another user could make {@code jdet-<uid>} first (a directory of its own, or a link to one) and then
+     * rename, replace or read the rings made there. Only a real directory (no link) of this user, closed to group
+     * and others, is used.
+     */
+    private static void requirePrivate(final Path d, final Object uid) throws IOException {
+        final Map<String, Object> a = Files.readAttributes(d, "unix:uid,mode", LinkOption.NOFOLLOW_LINKS);
+        final int mode = (Integer) a.get("mode");
+        if ((mode & 0170000) != 0040000 || (mode & 077) != 0 || !uid.equals(a.get("uid"))) {
+            throw new IOException(d + " is not a directory of this user closed to others (mode "
+                + Integer.toOctalString(mode) + ", uid " + a.get("uid") + ")");
+        }
     }
 
     /**

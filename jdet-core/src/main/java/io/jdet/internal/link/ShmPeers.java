@@ -5,8 +5,9 @@ import java.util.Arrays;
 /**
  * The rings a shared-memory NIC sends into, by peer id: an open-addressing table (linear probing) from a positive
  * {@code long} to a ring, so that sending looks a peer up without boxing or allocating. A peer known to be
- * unreachable is kept with a null ring, so it is not looked for again. Bounded: past {@link #MAX_PEERS} entries,
- * new peers are not remembered. Used under the engine lock only.
+ * unreachable is kept with a null ring, so it is not looked for again. Bounded: past {@link #MAX_PEERS} entries, a
+ * new reachable peer makes the table forget the unreachable ones, and a new unreachable one is not remembered. Used
+ * under the engine lock only.
  */
 final class ShmPeers {
     /** The most peers remembered; a hostile writer inventing sender ids cannot grow the table past it. */
@@ -48,7 +49,12 @@ final class ShmPeers {
         int i = find(id);
         if (!known[i]) {
             if (size >= MAX_PEERS) {
-                return false;
+                // Full: a reachable peer takes the room of the unreachable ones (ids a hostile writer may have
+                // invented, which the engine answered), which are forgotten; an unreachable one is not remembered.
+                if (ring == null || !forgetUnreachable()) {
+                    return false;
+                }
+                i = find(id);
             }
             if ((size + 1) * 2 > ids.length) {
                 grow();
@@ -69,6 +75,27 @@ final class ShmPeers {
      */
     ShmRing[] rings() {
         return Arrays.stream(rings).filter(r -> r != null).toArray(ShmRing[]::new);
+    }
+
+    /** Drops every peer recorded as unreachable; @return whether that made room */
+    private boolean forgetUnreachable() {
+        final long[] oldIds = ids;
+        final ShmRing[] oldRings = rings;
+        final boolean[] oldKnown = known;
+        ids = new long[oldIds.length];
+        rings = new ShmRing[oldIds.length];
+        known = new boolean[oldIds.length];
+        size = 0;
+        for (int i = 0; i < oldIds.length; i++) {
+            if (oldKnown[i] && oldRings[i] != null) {
+                final int j = find(oldIds[i]);
+                ids[j] = oldIds[i];
+                rings[j] = oldRings[i];
+                known[j] = true;
+                size++;
+            }
+        }
+        return size < MAX_PEERS;
     }
 
     private int find(final long id) {

@@ -222,8 +222,15 @@ final class ShmRing implements AutoCloseable {
         return file;
     }
 
-    /** @return whether the owner closed the ring (an opaque read: a late answer only delays noticing) */
+    /**
+     * @return whether the owner closed the ring (an opaque read: a late answer only delays noticing); the owner's own
+     *         view answers from its own flag, since the shared state word is anyone's to write (a NIC sending to
+     *         itself must not take a forged "closed" for its own close and unmap the ring it drains)
+     */
     boolean closedByOwner() {
+        if (owner) {
+            return closing;
+        }
         return (int) INT.getOpaque(memory, (long) STATE_OFFSET) == STATE_CLOSED;
     }
 
