@@ -75,6 +75,16 @@ public final class Responder implements OrderedStream {
         long original;
         int startSeq;
         int endSeq;
+        /**
+         * An atomic's operation, run when its response is first sent ({@link #runAtomic}): its opcode and operands,
+         * the memory the request resolved to, and whether it ran (a resend answers with {@link #original}).
+         */
+        int atomicOpcode;
+        long operand1;
+        long operand2;
+        MemorySegment target;
+        long targetOffset;
+        boolean executed;
     }
 
     public Responder(final ProtocolQp qp, final ProtocolNic nic, final int size, final int inboundSize) {
@@ -420,19 +430,75 @@ public final class Responder implements OrderedStream {
         if (((target.address() + at) & 7) != 0) {
             return error(WcStatus.INVALID_REQUEST, EventCode.INVALID_LENGTH);
         }
-        final long original = opcode == Frame.OP_COMP_EXCH
-            ? (long) LONG.compareAndExchange(target, at, Frame.operand1(f), Frame.operand2(f))
-            : (long) LONG.getAndAdd(target, at, Frame.operand1(f));
-        nic.counters.atomicsExecuted++;
         final InboundResponse e = inbound[(int) iqTail & inbound.length - 1];
         e.read = false;
         e.msgId = Frame.msgId(f);
         e.requestSeq = seq;
-        e.region = null;
-        e.original = original;
+        e.region = nic.remoteRegion;
+        e.offset = 0;
+        e.rKey = Frame.key(f);
+        e.address = Frame.address(f);
+        e.original = 0;
         e.length = 0;
-        queueResponse(e, 1, now);
+        e.atomicOpcode = opcode;
+        e.operand1 = Frame.operand1(f);
+        e.operand2 = Frame.operand2(f);
+        e.target = target;
+        e.targetOffset = at;
+        e.executed = false;
+        queueResponse(e, 1, now); // runs it at once unless earlier responses wait to be sent
         return OK;
+    }
+
+    /**
+     * Runs an atomic as its response is first sent, so that it runs after every earlier request of the queue pair
+     * has been answered once: requests run in sequence order, and only a later send or write may overtake an
+     * earlier read or atomic (ibverbs.md 5.1), so a read answered before it must not return what the atomic wrote.
+     * A read takes its data as each response frame leaves, which a full response window can hold back; and a
+     * frame that left may still point at the memory (a UDP datagram staged in the batch, an in-process frame not
+     * yet consumed), so what was sent is settled first. The key is checked again, as a read's frames check theirs
+     * ({@link #stillGranted}): revoked meanwhile, the atomic does not run and fails as a late write would.
+     *
+     * @return false if the key no longer grants the atomic (the request is failed)
+     */
+    private boolean runAtomic(final InboundResponse e) {
+        if (nic.resolveRemote(qp, e.rKey, e.address, 8, Access.REMOTE_ATOMIC, true) != 0
+            || nic.remoteSegment != e.target || nic.remoteOffset != e.targetOffset || !e.region.usable()) {
+            return false;
+        }
+        if (readAnsweredBefore(e)) {
+            nic.settleSent();
+        }
+        try {
+            e.original = e.atomicOpcode == Frame.OP_COMP_EXCH
+                ? (long) LONG.compareAndExchange(e.target, e.targetOffset, e.operand1, e.operand2)
+                : (long) LONG.getAndAdd(e.target, e.targetOffset, e.operand1);
+        } catch (final IllegalStateException closedMeanwhile) {
+            return false; // the memory's arena closed since the check: as good as revoked
+        }
+        e.executed = true;
+        nic.counters.atomicsExecuted++;
+        return true;
+    }
+
+    /** Drops an answered response's references to registered memory. */
+    private static void forget(final InboundResponse e) {
+        e.region = null;
+        e.target = null;
+    }
+
+    /** Whether a read response not yet acknowledged comes before {@code e} in the inbound queue. */
+    private boolean readAnsweredBefore(final InboundResponse e) {
+        for (long i = iqHead; i < iqTail; i++) {
+            final InboundResponse earlier = inbound[(int) i & inbound.length - 1];
+            if (earlier == e) {
+                return false;
+            }
+            if (earlier.read) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void queueResponse(final InboundResponse e, final int frames, final long now) {
@@ -486,6 +552,9 @@ public final class Responder implements OrderedStream {
             flags |= Frame.FLAG_FORCE_ACK;
         }
         int payload = 0;
+        if (!e.read && !e.executed && !runAtomic(e)) {
+            return failResponse(e);
+        }
         if (e.read) {
             payload = (int) Math.min(qp.maxPayload(), e.length - offset);
             if (payload > 0) {
@@ -546,7 +615,7 @@ public final class Responder implements OrderedStream {
             rspLastProgressNs = now;
             rspLastAckProgressNs = now;
             while (iqHead < iqTail && !after(inbound[(int) iqHead & inbound.length - 1].endSeq, ack)) {
-                inbound[(int) iqHead & inbound.length - 1].region = null;
+                forget(inbound[(int) iqHead & inbound.length - 1]);
                 iqHead++;
             }
             if (!after(rspTxSeq, rspLastAcked)) {
@@ -629,7 +698,7 @@ public final class Responder implements OrderedStream {
         }
         consume = queue.tail;
         for (long i = iqHead; i < iqTail; i++) {
-            inbound[(int) i & inbound.length - 1].region = null;
+            forget(inbound[(int) i & inbound.length - 1]);
         }
         iqHead = iqTail = iqTxIdx = 0;
         rspTxSeq = rspNextSeq;
