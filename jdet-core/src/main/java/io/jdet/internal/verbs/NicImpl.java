@@ -136,6 +136,12 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
     private volatile boolean closed;
     /** Why the progress thread died, once it has: the NIC is in its fatal state (see {@link #failFatally}). */
     private volatile Throwable fatalCause;
+    /** Set by the first {@link #shutdown}: a NIC shuts down once, whichever close ran it. */
+    private final AtomicBoolean shutdownStarted = new AtomicBoolean();
+    /** Set when that shutdown is over: a close that lost the race waits for it. */
+    private volatile boolean shutdownDone;
+    /** The longest a close that lost the race waits for the other's shutdown (which joins threads for 2 s each). */
+    private static final long SHUTDOWN_WAIT_NS = TimeUnit.SECONDS.toNanos(6);
     /** Set by the first {@link #failFatally}: a NIC fails once, with one event, whichever thread met the failure. */
     private final AtomicBoolean failedOnce = new AtomicBoolean();
     /**
@@ -1236,6 +1242,15 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
 
     private void shutdown() {
         closed = true;
+        if (!shutdownStarted.compareAndSet(false, true)) {
+            // Nic.close and Det.close raced: one thread shuts the NIC down; the other returns once it has (the
+            // link, the manager and the reorder pool close once: a second close of the pool's arena would throw).
+            final long deadline = System.nanoTime() + SHUTDOWN_WAIT_NS;
+            while (!shutdownDone && System.nanoTime() - deadline < 0) {
+                LockSupport.parkNanos(this, 100_000);
+            }
+            return;
+        }
         try {
             link.wakeup();
             awaitLinkWaiterGone();
@@ -1258,8 +1273,12 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
                 }
             } finally {
                 lock.unlock();
-                releaseEventUser(event, this);
-                device.removeNic(this);
+                try {
+                    releaseEventUser(event, this);
+                    device.removeNic(this);
+                } finally {
+                    shutdownDone = true;
+                }
             }
         }
     }
