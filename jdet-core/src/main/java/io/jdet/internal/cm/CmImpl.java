@@ -568,13 +568,16 @@ public final class CmImpl implements CmHandler {
         if (failed != null) {
             return failed;
         }
-        o.readyBlock = o.handshake.clientMac();
         if (!o.handshake.peerMacValid(true, java.util.Arrays.copyOfRange(block, CmHandshake.BLOCK_LENGTH,
             block.length))) {
-            // Tell the acceptor at once: its check of this MAC fails in turn, so its accept fails too.
-            wire.send(peer, Frame.OP_CM_READY, o.qp.number, o.id, o.serviceId, 0, 0, 0, NO_DATA, 0, 0, o.readyBlock);
+            // Tell the acceptor at once with a READY whose MAC cannot verify, so that its accept fails too. Not
+            // this side's own MAC: when only the acceptor's MAC was altered on the way, both sides hold the same
+            // keys, and the acceptor would take this side's MAC and be left connected to a peer that gave up.
+            wire.send(peer, Frame.OP_CM_READY, o.qp.number, o.id, o.serviceId, 0, 0, 0, NO_DATA, 0, 0,
+                new byte[CmHandshake.MAC_LENGTH]);
             return "the acceptor did not prove the handshake's keys (another pre-shared key or static key)";
         }
+        o.readyBlock = o.handshake.clientMac();
         return null;
     }
 

@@ -104,10 +104,16 @@ final class CmRawPeer implements AutoCloseable {
     /** Sends a request without the cookie dance: {@code cookie} as given (0: none). */
     void sendFrame(final int opcode, final int dstQp, final int srcQp, final int id, final int key, final long isns,
                    final long limits, final int reason, final byte[] payload, final long cookie) {
+        sendFrame(opcode, 0, dstQp, srcQp, id, key, isns, limits, reason, payload, cookie);
+    }
+
+    /** Sends a frame with header flags, say {@code FLAG_PROTECTED} for one of a protected handshake. */
+    void sendFrame(final int opcode, final int flags, final int dstQp, final int srcQp, final int id, final int key,
+                   final long isns, final long limits, final int reason, final byte[] payload, final long cookie) {
         // A CM_DISCONNECT carries the next request the sender would send; the raw peer sends none, and a queue pair
         // connected to it starts its streams at 1.
         final int seq = opcode == Frame.OP_CM_DISCONNECT ? 1 : 0;
-        Frame.writeBase(header, opcode, 0, payload.length, dstQp, srcQp, seq, 0, 0, id);
+        Frame.writeBase(header, opcode, flags, payload.length, dstQp, srcQp, seq, 0, 0, id);
         Frame.writeExtension(header, isns, limits, cookie, key, reason, 0, 0);
         gather.clear();
         if (payload.length > 0) {
