@@ -200,9 +200,10 @@ public final class Configuration implements Cloneable {
         check(shmRingFrames >= 8 && shmRingFrames <= 65_536 && Integer.bitCount(shmRingFrames) == 1,
             "shmRingFrames: a power of 2 in [8, 65536]");
         check(shmSpinUs >= 0 && shmSpinUs <= 1_000_000, "shmSpinUs must be in [0, 1000000]");
+        // 0x8100 and 0x88A8 (802.1Q, 802.1ad): the kernel strips such a "tag" before a packet socket sees the frame
         check(ethEtherType >= 0x0600 && ethEtherType <= 0xFFFF && ethEtherType != 0x0800 && ethEtherType != 0x0806
-            && ethEtherType != 0x86DD && ethEtherType != 0x8100, "ethEtherType must be in [0x0600, 0xFFFF] and not "
-            + "IPv4, ARP, IPv6 or VLAN");
+            && ethEtherType != 0x86DD && ethEtherType != 0x8100 && ethEtherType != 0x88A8, "ethEtherType must be in "
+            + "[0x0600, 0xFFFF] and not IPv4, ARP, IPv6 or VLAN (0x8100, 0x88A8)");
         check(ethSpinUs >= 0 && ethSpinUs <= 1_000_000, "ethSpinUs must be in [0, 1000000]");
         check(udpSpinUs >= 0 && udpSpinUs <= 1_000_000, "udpSpinUs must be in [0, 1000000]");
         check(faults != null, "faults must not be null");
@@ -550,7 +551,7 @@ public final class Configuration implements Cloneable {
      * Sets the EtherType of raw Ethernet NICs; see {@link #ethEtherType()}. A second NIC on the same interface
      * needs a different one (one NIC per interface and EtherType in a network namespace).
      *
-     * @param value the EtherType, in [0x0600, 0xFFFF], not IPv4's, ARP's, IPv6's or VLAN's
+     * @param value the EtherType, in [0x0600, 0xFFFF], not IPv4's, ARP's, IPv6's or VLAN's (0x8100, 0x88A8)
      * @return this
      */
     public Configuration ethEtherType(final int value) {

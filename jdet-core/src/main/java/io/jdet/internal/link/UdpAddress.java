@@ -27,14 +27,20 @@ record UdpAddress(int ip, int port, int mtu) {
     static final int MAX_UDP_PAYLOAD = 65_507;
     /** The frame size when the interface MTU is unknown: a 1500-byte Ethernet's. */
     static final int DEFAULT_FRAME = 1_472;
+    /**
+     * The smallest frame size limit: the UDP payload of the 576-byte datagram every IPv4 host reassembles (RFC 791).
+     * An interface's MTU may be as low as 68, leaving less than a frame header; IP fragments the larger datagram.
+     */
+    static final int MIN_FRAME = 576 - IP_UDP_OVERHEAD;
 
     /**
      * The frame size limit this address's interface allows.
      *
-     * @return the largest UDP payload, header included
+     * @return the largest UDP payload, header included; at least {@link #MIN_FRAME}
      */
     int frameLimit() {
-        return mtu <= IP_UDP_OVERHEAD ? DEFAULT_FRAME : Math.min(MAX_UDP_PAYLOAD, mtu - IP_UDP_OVERHEAD);
+        return mtu <= IP_UDP_OVERHEAD ? DEFAULT_FRAME
+            : Math.min(MAX_UDP_PAYLOAD, Math.max(MIN_FRAME, mtu - IP_UDP_OVERHEAD));
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.jdet.internal.link;
 
+import io.jdet.Configuration;
 import io.jdet.DetException;
 import io.jdet.Errno;
 import io.jdet.internal.wire.Frame;
@@ -129,5 +130,17 @@ class EthFrameTest {
             e.getMessage());
         assertEquals(Errno.EPERM, EthLink.socketFailure("eth:veth0", PacketCalls.EACCES).errno());
         assertEquals(Errno.ENODEV, EthLink.socketFailure("eth:veth0", 97).errno());
+    }
+
+    @Test
+    void shouldRefuseEtherTypesTheKernelTakesForVlanTags() {
+        // Linux strips a tag of either VLAN EtherType (802.1Q 0x8100, 802.1ad 0x88A8) before a packet socket sees the
+        // frame, taking the jdet header's first four bytes as the tag's TCI and inner type: a NIC bound to either
+        // would never receive a frame (EthLinkTest.shouldCarryFramesOnEveryEtherTypeTheConfigurationAccepts).
+        for (final int vlan : new int[] {0x8100, 0x88A8}) {
+            assertEquals(Errno.EINVAL, assertThrows(DetException.class,
+                () -> new Configuration().ethEtherType(vlan).conclude()).errno(), Integer.toHexString(vlan));
+        }
+        new Configuration().ethEtherType(0x9100).conclude(); // the old QinQ type: the kernel leaves it alone
     }
 }

@@ -313,4 +313,31 @@ class EthLinkTest {
             assertEquals(0, (int) capset.invokeExact(header, data));
         }
     }
+
+    @Test
+    void shouldCarryFramesOnEveryEtherTypeTheConfigurationAccepts() throws InterruptedException {
+        // 0x88A8 (802.1ad) is a VLAN tag to the kernel: it strips it on receive, so a socket bound to it gets nothing
+        for (final int type : new int[] {0x88B5, 0x88A8, 0x9100}) {
+            final Configuration c = new Configuration().ethEtherType(type);
+            try {
+                c.conclude();
+            } catch (final DetException refused) {
+                assertEquals(Errno.EINVAL, refused.errno());
+                continue; // refused when a device opens: fine
+            }
+            try (EthLink a = new EthLink(veth.nicA(), c); EthLink b = new EthLink(veth.nicB(), c)) {
+                final FrameGather none = new FrameGather(0);
+                assertTrue(a.send(a.resolve(b.address()), header(type & 0x7F, none, true), Frame.HEADER_LENGTH, none));
+                a.flush();
+                final LinkFrames.Received atB = new LinkFrames.Received();
+                final long deadline = System.nanoTime() + 2_000_000_000L;
+                while (atB.frames.isEmpty() && System.nanoTime() - deadline < 0) {
+                    b.receive(atB, 8);
+                    b.await(10_000_000);
+                }
+                assertEquals(1, atB.frames.size(), "EtherType 0x" + Integer.toHexString(type)
+                    + " is accepted by Configuration.conclude but carries nothing");
+            }
+        }
+    }
 }

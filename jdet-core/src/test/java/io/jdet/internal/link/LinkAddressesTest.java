@@ -92,7 +92,9 @@ class LinkAddressesTest {
     void theFrameLimitIsTheMtuLessIpAndUdpHeadersWithinUdpsLargestPayload() {
         assertEquals(UdpAddress.DEFAULT_FRAME, new UdpAddress(1, 1, -1).frameLimit(), "unknown MTU");
         assertEquals(UdpAddress.DEFAULT_FRAME, new UdpAddress(1, 1, 28).frameLimit(), "nothing left after headers");
-        assertEquals(1, new UdpAddress(1, 1, 29).frameLimit());
+        assertEquals(548, new UdpAddress(1, 1, 29).frameLimit(), "IPv4's 576-byte datagram: IP fragments it");
+        assertEquals(548, new UdpAddress(1, 1, 576).frameLimit());
+        assertEquals(549, new UdpAddress(1, 1, 577).frameLimit());
         assertEquals(1472, new UdpAddress(1, 1, 1500).frameLimit());
         assertEquals(8972, new UdpAddress(1, 1, 9000).frameLimit());
         assertEquals(65_507, new UdpAddress(1, 1, 65_535).frameLimit(), "exactly the largest payload");

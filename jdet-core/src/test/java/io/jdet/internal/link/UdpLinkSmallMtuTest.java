@@ -1,0 +1,66 @@
+package io.jdet.internal.link;
+
+import io.jdet.WcStatus;
+import io.jdet.internal.wire.Frame;
+import io.jdet.testing.Loopback;
+import io.jdet.testing.Tests;
+import io.jdet.testing.VethPair;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+
+import static io.jdet.testing.Loopback.sge;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * The UDP link on an interface whose MTU (IPv4 allows 68) leaves less than a frame header once IP and UDP take
+ * theirs: the frame limit was MTU - 28, so the NIC opened with a frame limit below the 80-byte header, its engine
+ * split messages into frames of negative payload (zero at MTU 108: a division by zero) and nothing ever arrived,
+ * although IP fragments a larger datagram and every IPv4 host reassembles 576 bytes.
+ */
+@Timeout(60)
+class UdpLinkSmallMtuTest {
+
+    @Test
+    void shouldNeverGiveAFrameLimitThatCannotHoldAFrame() {
+        for (int mtu = 29; mtu <= 700; mtu++) {
+            final int limit = new UdpAddress(1, 1, mtu).frameLimit();
+            assertTrue(limit >= 576 - 28, "MTU " + mtu + ": frame limit " + limit + ", a header is "
+                + Frame.HEADER_LENGTH);
+        }
+    }
+
+    @Test
+    void shouldCarryAMessageOverAnInterfaceWhoseMtuLeavesNoRoomForAFrame() throws Exception {
+        try (VethPair veth = new VethPair(100)) {
+            // addresses from 198.18.0.0/15 (RFC 2544, benchmarking): on no real network
+            final int net = (int) (ProcessHandle.current().pid() % 60) * 4;
+            ip("addr", "add", "198.18.213." + (net + 1) + "/30", "dev", veth.a);
+            ip("addr", "add", "198.18.213." + (net + 2) + "/30", "dev", veth.b);
+            try (Loopback pair = Loopback.open(new Loopback.Options()
+                .nics("udp:198.18.213." + (net + 1), "udp:198.18.213." + (net + 2)))) {
+                pair.qpB.recv(1, sge(pair.mrB, 0, 1000), 1);
+                Tests.fill(pair.bufA.asSlice(0, 1000), 5);
+                pair.qpA.send(2, sge(pair.mrA, 0, 1000), 1, 0, 0);
+                assertEquals(WcStatus.SUCCESS, Tests.pollOne(pair.cqA).status(), () -> "" + pair.nicA.counters());
+                assertEquals(WcStatus.SUCCESS, Tests.pollOne(pair.cqB).status());
+                Tests.assertSameBytes(pair.bufA.asSlice(0, 1000), pair.bufB.asSlice(0, 1000));
+            }
+        }
+    }
+
+    private static void ip(final String... args) throws IOException, InterruptedException {
+        final java.util.List<String> command = new java.util.ArrayList<>();
+        command.add("ip");
+        command.addAll(java.util.List.of(args));
+        final Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        final String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (p.waitFor() != 0) {
+            fail("ip " + String.join(" ", args) + ": " + out);
+        }
+    }
+}
