@@ -78,14 +78,23 @@ record EthAddress(String interfaceName, long mac) {
             if (i > 0 && text.charAt(i * 3 - 1) != ':') {
                 return -1;
             }
-            final int hi = Character.digit(text.charAt(i * 3), 16);
-            final int lo = Character.digit(text.charAt(i * 3 + 1), 16);
+            final int hi = hexDigit(text.charAt(i * 3));
+            final int lo = hexDigit(text.charAt(i * 3 + 1));
             if (hi < 0 || lo < 0) {
                 return -1;
             }
             value = value << 8 | hi << 4 | lo;
         }
         return value;
+    }
+
+    /** An ASCII hex digit's value, or -1 (not {@code Character.digit}, which takes every script's digits). */
+    private static int hexDigit(final char c) {
+        if (c >= '0' && c <= '9') {
+            return c - '0';
+        }
+        final char lower = (char) (c | 0x20);
+        return lower >= 'a' && lower <= 'f' ? lower - 'a' + 10 : -1;
     }
 
     /**

@@ -113,7 +113,8 @@ class LinkAddressesTest {
             assertEquals(mac, EthAddress.parseMac(EthAddress.formatMac(mac)), Long.toHexString(mac));
         }
         for (final String bad : new String[] {"01:23:45:67:89:a", "01:23:45:67:89:abc", "01-23:45:67:89:ab",
-            "01:23:45:67:89-ab", "0g:23:45:67:89:ab", "01:23:45:67:89:ag", "01:23:45:67:8 :ab", ""}) {
+            "01:23:45:67:89-ab", "0g:23:45:67:89:ab", "01:23:45:67:89:ag", "01:23:45:67:8 :ab", "",
+            "\u0661\u0662:23:45:67:89:ab", "01:23:45:67:89:\uFF21\uFF22"}) { // other scripts' digits, full-width A
             assertEquals(-1, EthAddress.parseMac(bad), bad);
         }
     }
