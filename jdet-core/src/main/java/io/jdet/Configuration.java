@@ -143,36 +143,76 @@ public final class Configuration implements Cloneable {
      */
     public static final int CM_PENDING_PER_SOURCE_DEFAULT = 16;
 
-    private int windowFrames = Integer.getInteger(WINDOW_FRAMES_PROP, WINDOW_FRAMES_DEFAULT);
-    private int timerPeriodUs = Integer.getInteger(TIMER_PERIOD_US_PROP, TIMER_PERIOD_US_DEFAULT);
-    private long ackTimeoutMs = Long.getLong(ACK_TIMEOUT_MS_PROP, ACK_TIMEOUT_MS_DEFAULT);
-    private int minRtoUs = Integer.getInteger(MIN_RTO_US_PROP, MIN_RTO_US_DEFAULT);
-    private int maxRtoUs = Integer.getInteger(MAX_RTO_US_PROP, MAX_RTO_US_DEFAULT);
-    private int ackDelayUs = Integer.getInteger(ACK_DELAY_US_PROP, ACK_DELAY_US_DEFAULT);
-    private int rnrRetryCount = Integer.getInteger(RNR_RETRY_COUNT_PROP, RNR_RETRY_COUNT_DEFAULT);
-    private int rnrDelayUs = Integer.getInteger(RNR_DELAY_US_PROP, RNR_DELAY_US_DEFAULT);
-    private long maxRegisteredBytes = Long.getLong(MAX_REGISTERED_BYTES_PROP, MAX_REGISTERED_BYTES_DEFAULT);
-    private int loopMtu = Integer.getInteger(LOOP_MTU_PROP, LOOP_MTU_DEFAULT);
-    private int loopRingFrames = Integer.getInteger(LOOP_RING_FRAMES_PROP, LOOP_RING_FRAMES_DEFAULT);
+    private int windowFrames = intProperty(WINDOW_FRAMES_PROP, WINDOW_FRAMES_DEFAULT);
+    private int timerPeriodUs = intProperty(TIMER_PERIOD_US_PROP, TIMER_PERIOD_US_DEFAULT);
+    private long ackTimeoutMs = longProperty(ACK_TIMEOUT_MS_PROP, ACK_TIMEOUT_MS_DEFAULT);
+    private int minRtoUs = intProperty(MIN_RTO_US_PROP, MIN_RTO_US_DEFAULT);
+    private int maxRtoUs = intProperty(MAX_RTO_US_PROP, MAX_RTO_US_DEFAULT);
+    private int ackDelayUs = intProperty(ACK_DELAY_US_PROP, ACK_DELAY_US_DEFAULT);
+    private int rnrRetryCount = intProperty(RNR_RETRY_COUNT_PROP, RNR_RETRY_COUNT_DEFAULT);
+    private int rnrDelayUs = intProperty(RNR_DELAY_US_PROP, RNR_DELAY_US_DEFAULT);
+    private long maxRegisteredBytes = longProperty(MAX_REGISTERED_BYTES_PROP, MAX_REGISTERED_BYTES_DEFAULT);
+    private int loopMtu = intProperty(LOOP_MTU_PROP, LOOP_MTU_DEFAULT);
+    private int loopRingFrames = intProperty(LOOP_RING_FRAMES_PROP, LOOP_RING_FRAMES_DEFAULT);
     private String shmDirectory = System.getProperty(SHM_DIRECTORY_PROP, SHM_DIRECTORY_DEFAULT);
-    private int shmMtu = Integer.getInteger(SHM_MTU_PROP, SHM_MTU_DEFAULT);
-    private int shmRingFrames = Integer.getInteger(SHM_RING_FRAMES_PROP, SHM_RING_FRAMES_DEFAULT);
-    private int shmSpinUs = Integer.getInteger(SHM_SPIN_US_PROP, SHM_SPIN_US_DEFAULT);
-    private int ethEtherType = Integer.decode(System.getProperty(ETH_ETHER_TYPE_PROP,
-        String.valueOf(ETH_ETHER_TYPE_DEFAULT)));
-    private int ethSpinUs = Integer.getInteger(ETH_SPIN_US_PROP, ETH_SPIN_US_DEFAULT);
-    private int udpSpinUs = Integer.getInteger(UDP_SPIN_US_PROP, UDP_SPIN_US_DEFAULT);
+    private int shmMtu = intProperty(SHM_MTU_PROP, SHM_MTU_DEFAULT);
+    private int shmRingFrames = intProperty(SHM_RING_FRAMES_PROP, SHM_RING_FRAMES_DEFAULT);
+    private int shmSpinUs = intProperty(SHM_SPIN_US_PROP, SHM_SPIN_US_DEFAULT);
+    private int ethEtherType = intProperty(ETH_ETHER_TYPE_PROP, ETH_ETHER_TYPE_DEFAULT);
+    private int ethSpinUs = intProperty(ETH_SPIN_US_PROP, ETH_SPIN_US_DEFAULT);
+    private int udpSpinUs = intProperty(UDP_SPIN_US_PROP, UDP_SPIN_US_DEFAULT);
     private FaultPlan faults = FaultPlan.NONE;
     private CollectiveTuning collectives = CollectiveTuning.DEFAULT;
     private String capture = emptyToNull(System.getProperty(CAPTURE_PROP));
-    private boolean jmx = Boolean.parseBoolean(System.getProperty(JMX_PROP, Boolean.toString(JMX_DEFAULT)));
-    private int unknownRepliesPerSecond = Integer.getInteger(UNKNOWN_REPLIES_PROP, UNKNOWN_REPLIES_DEFAULT);
-    private int challengeAcksPerSecond = Integer.getInteger(CHALLENGE_ACKS_PROP, CHALLENGE_ACKS_DEFAULT);
-    private int cmPendingPerSource = Integer.getInteger(CM_PENDING_PER_SOURCE_PROP, CM_PENDING_PER_SOURCE_DEFAULT);
+    private boolean jmx = booleanProperty(JMX_PROP, JMX_DEFAULT);
+    private int unknownRepliesPerSecond = intProperty(UNKNOWN_REPLIES_PROP, UNKNOWN_REPLIES_DEFAULT);
+    private int challengeAcksPerSecond = intProperty(CHALLENGE_ACKS_PROP, CHALLENGE_ACKS_DEFAULT);
+    private int cmPendingPerSource = intProperty(CM_PENDING_PER_SOURCE_PROP, CM_PENDING_PER_SOURCE_DEFAULT);
     private Security security = Security.NONE;
 
-    /** Creates a configuration from the defaults and system properties. */
+    /**
+     * Creates a configuration from the defaults and system properties.
+     *
+     * @throws DetException EINVAL if a property is set to something that is not a number (decimal, {@code 0x}
+     *                      hexadecimal or {@code 0} octal, as {@link Integer#decode}), or a boolean property to
+     *                      other than {@code true} or {@code false}; its range is checked by {@link #conclude()}
+     */
     public Configuration() {
+    }
+
+    private static int intProperty(final String name, final int defaultValue) {
+        final String value = System.getProperty(name);
+        if (value == null) {
+            return defaultValue;
+        }
+        try {
+            return Integer.decode(value.strip());
+        } catch (final NumberFormatException e) {
+            throw new DetException(Errno.EINVAL, "system property " + name + "=" + value + " is not an int");
+        }
+    }
+
+    private static long longProperty(final String name, final long defaultValue) {
+        final String value = System.getProperty(name);
+        if (value == null) {
+            return defaultValue;
+        }
+        try {
+            return Long.decode(value.strip());
+        } catch (final NumberFormatException e) {
+            throw new DetException(Errno.EINVAL, "system property " + name + "=" + value + " is not a long");
+        }
+    }
+
+    private static boolean booleanProperty(final String name, final boolean defaultValue) {
+        final String value = System.getProperty(name);
+        if (value == null) {
+            return defaultValue;
+        }
+        if (!"true".equalsIgnoreCase(value.strip()) && !"false".equalsIgnoreCase(value.strip())) {
+            throw new DetException(Errno.EINVAL, "system property " + name + "=" + value + " is not true or false");
+        }
+        return Boolean.parseBoolean(value.strip());
     }
 
     /**

@@ -51,7 +51,7 @@ public interface ConnectionManager {
      *                      key); EIO if the NIC failed fatally ({@link EventCode#NIC_FATAL})
      * @throws ConnectionRejectedException (errno ECONNREFUSED) if the peer rejected the request, with its private
      *                                     data, or nobody listens on the service
-     * @throws IllegalStateException if the NIC is closed
+     * @throws IllegalStateException if the NIC is closed or the queue pair destroyed
      */
     byte[] connect(String remoteAddress, int serviceId, QueuePair queuePair, byte[] privateData, long timeoutMs);
 

@@ -65,6 +65,7 @@ public interface ConnectionRequest {
      *                      refused meanwhile (the queue pair is then in ERROR); EINTR if the thread was interrupted;
      *                      EIO if the NIC failed fatally
      *                      ({@link EventCode#NIC_FATAL})
+     * @throws IllegalStateException if the queue pair is destroyed
      */
     void accept(QueuePair queuePair, byte[] privateData, long timeoutMs);
 

@@ -50,8 +50,12 @@ public final class DataSegment {
      * @param length the length in bytes
      * @return this segment
      * @throws IllegalStateException if the region is deregistered
+     * @throws IllegalArgumentException if the region is null
      */
     public DataSegment set(final MemoryRegion region, final long offset, final int length) {
+        if (region == null) {
+            throw new IllegalArgumentException("region is null");
+        }
         return set(region.address() + offset, length, region.lKey());
     }
 

@@ -22,6 +22,7 @@ public interface Det extends AutoCloseable {
      * Opens a device with the default {@link Configuration} ({@code det_open}).
      *
      * @return the device
+     * @throws DetException EINVAL if a tunable's system property is malformed or out of range
      */
     static Det open() {
         return open(new Configuration());
@@ -33,8 +34,12 @@ public interface Det extends AutoCloseable {
      * @param configuration the tunables; the device keeps a copy
      * @return the device
      * @throws DetException EINVAL if a tunable is out of range
+     * @throws IllegalArgumentException if the configuration is null
      */
     static Det open(final Configuration configuration) {
+        if (configuration == null) {
+            throw new IllegalArgumentException("configuration is null");
+        }
         return new DeviceImpl(configuration.clone().conclude(), CmImpl::new, CollectiveImpl::create);
     }
 
@@ -42,6 +47,7 @@ public interface Det extends AutoCloseable {
      * Settings and statistics ({@code det_query}).
      *
      * @return the attributes
+     * @throws IllegalStateException if the device is closed
      */
     DeviceAttributes query();
 

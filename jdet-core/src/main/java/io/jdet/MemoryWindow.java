@@ -21,6 +21,7 @@ public interface MemoryWindow extends AutoCloseable {
      * post on; if the bind fails, this goes back to the key in force.
      *
      * @return the key
+     * @throws IllegalStateException if the window is destroyed: its key names nothing any more
      */
     int rKey();
 

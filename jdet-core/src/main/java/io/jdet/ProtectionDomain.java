@@ -67,7 +67,8 @@ public interface ProtectionDomain extends AutoCloseable {
     /**
      * Deallocates the domain ({@code det_dealloc_pd}).
      *
-     * @throws DetException EBUSY while regions, windows or queue pairs remain in it
+     * @throws DetException EBUSY while regions, windows, queue pairs or collective groups (until their close) remain
+     *                      in it
      */
     @Override
     void close();

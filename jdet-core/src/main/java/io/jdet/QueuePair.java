@@ -172,7 +172,8 @@ public interface QueuePair extends AutoCloseable {
      * @param access  {@link Access}: REMOTE_READ and/or REMOTE_WRITE and/or REMOTE_ATOMIC
      * @param flags   {@link WrFlags}
      * @return the new remote key
-     * @throws DetException EPERM if the queue pair, window and region are not in one domain; EINVAL for a type 2
+     * @throws DetException EPERM if the queue pair, window and region are not in one domain (a window or region of
+     *                      another NIC is in another domain); EINVAL for a type 2
      *                      window, a length above 2^31, unknown bits, or ZERO_BASED; ERANGE if the range leaves the
      *                      region; EACCES if the window grants no remote right (as det_bind), the region lacks
      *                      MW_BIND, or the window asks for REMOTE_WRITE or REMOTE_ATOMIC without LOCAL_WRITE on the

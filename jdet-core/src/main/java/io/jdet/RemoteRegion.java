@@ -39,8 +39,12 @@ public record RemoteRegion(long address, long length, int rKey) {
      *               fails
      * @return its address, length and remote key
      * @throws IllegalStateException if the region is deregistered
+     * @throws IllegalArgumentException if the region is null
      */
     public static RemoteRegion of(final MemoryRegion region) {
+        if (region == null) {
+            throw new IllegalArgumentException("region is null");
+        }
         return new RemoteRegion(region.address(), region.length(), region.rKey());
     }
 

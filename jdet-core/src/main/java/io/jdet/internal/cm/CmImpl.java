@@ -861,9 +861,11 @@ public final class CmImpl implements CmHandler {
 
     private QpImpl idleQp(final QueuePair queuePair) {
         final QpImpl qp = qpOf(queuePair);
-        if (qp.destroyed || qp.state != QpState.IDLE) {
-            throw new DetException(Errno.EINVAL, "the queue pair is " + (qp.destroyed ? "destroyed" : qp.state)
-                + ", not IDLE");
+        if (qp.destroyed) {
+            throw new IllegalStateException("queue pair destroyed"); // as every closed object handed to a verb
+        }
+        if (qp.state != QpState.IDLE) {
+            throw new DetException(Errno.EINVAL, "the queue pair is " + qp.state + ", not IDLE");
         }
         return qp;
     }

@@ -880,6 +880,7 @@ public final class CollectiveImpl implements Collective {
             resources.clear();
         } finally {
             lock.unlock();
+            pd.releaseGroup(); // last: its queue pairs and regions are gone from the domain (or still hold it)
         }
     }
 

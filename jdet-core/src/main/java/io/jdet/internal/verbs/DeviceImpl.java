@@ -51,7 +51,8 @@ public final class DeviceImpl implements Det {
     }
 
     @Override
-    public DeviceAttributes query() {
+    public synchronized DeviceAttributes query() {
+        checkOpen();
         final long bytes = registeredBytes.get();
         return new DeviceAttributes(Math.max(1, configuration.timerPeriodUs() / 1000), configuration.ackTimeoutMs(),
             configuration.windowFrames(), configuration.maxRegisteredBytes(), bytes, (bytes + 4095) / 4096);

@@ -64,6 +64,9 @@ public final class MwImpl implements MemoryWindow {
 
     @Override
     public int rKey() {
+        if (destroyed) {
+            throw new IllegalStateException("window destroyed"); // its key names nothing any more
+        }
         return rKey;
     }
 

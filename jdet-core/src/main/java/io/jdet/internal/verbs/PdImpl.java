@@ -18,7 +18,7 @@ import java.lang.foreign.MemorySegment;
 /** A protection domain: a scope shared by regions, windows and queue pairs, counted so it cannot go while used. */
 public final class PdImpl implements ProtectionDomain {
     final NicImpl nic;
-    /** Regions, windows and queue pairs in the domain. */
+    /** Regions, windows, queue pairs and collective groups in the domain. */
     int users;
     boolean closed;
 
@@ -82,10 +82,28 @@ public final class PdImpl implements ProtectionDomain {
             if (impl.closed) {
                 throw new IllegalStateException("completion queue destroyed");
             }
+            users++; // the group's queue pairs and regions will live here: the domain stays until it closes
         } finally {
             nic.lock.unlock();
         }
-        return nic.device.collectiveFactory.create(this, impl, nic.device.configuration.collectives());
+        try {
+            return nic.device.collectiveFactory.create(this, impl, nic.device.configuration.collectives());
+        } catch (final RuntimeException | Error e) {
+            releaseGroup();
+            throw e;
+        }
+    }
+
+    /** A collective group of this domain closed (once): the domain may go when nothing else remains in it. */
+    public void releaseGroup() {
+        nic.lock.lock();
+        try {
+            if (!closed && users > 0) { // a device close zeroed the count and deallocated the domain already
+                users--;
+            }
+        } finally {
+            nic.lock.unlock();
+        }
     }
 
     /**
@@ -160,7 +178,8 @@ public final class PdImpl implements ProtectionDomain {
                 return;
             }
             if (users > 0) {
-                throw new DetException(Errno.EBUSY, users + " region(s), window(s) or queue pair(s) remain");
+                throw new DetException(Errno.EBUSY, users
+                    + " region(s), window(s), queue pair(s) or collective group(s) remain");
             }
             closed = true;
             nic.pds.remove(this);

@@ -306,6 +306,10 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             }
             atomicLocal[0] = atomicEight.set(local.address(), 8, local.lKey());
             Segments.load(w.segments, nic, pd, atomicLocal, 1, Access.LOCAL_WRITE);
+            if (!nic.localRegion(local.lKey()).contains(local.address(), local.length())) {
+                // the whole segment, as every local segment (det_validate_ds), not only the 8 bytes it receives
+                throw new DetException(Errno.ERANGE, "segment 0 lies outside its region");
+            }
             w.remoteAddress = remoteAddress;
             w.rKey = rKey;
             w.operand1 = op1;
@@ -387,7 +391,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
 
     private void checkWindow(final MwImpl mw, final int type) {
         if (mw.nic != nic) {
-            throw new DetException(Errno.EINVAL, "window of another NIC");
+            throw new DetException(Errno.EPERM, "window of another NIC, so of another protection domain");
         }
         if (mw.destroyed) {
             throw new IllegalStateException("window destroyed");
@@ -403,7 +407,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
     private void checkBind(final MwImpl mw, final MrImpl mr, final long address, final long length,
                            final int access) {
         if (mr.nic != nic) {
-            throw new DetException(Errno.EINVAL, "region of another NIC");
+            throw new DetException(Errno.EPERM, "region of another NIC, so of another protection domain");
         }
         if (!mr.valid) {
             throw new IllegalStateException("region deregistered");

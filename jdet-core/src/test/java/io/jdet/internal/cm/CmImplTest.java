@@ -688,7 +688,7 @@ class CmImplTest {
             busy.modify(new QpModify().state(QpState.ERROR));
             assertErrno(Errno.EINVAL, () -> request.accept(busy, null, 10), "a queue pair in ERROR");
             busy.close();
-            assertErrno(Errno.EINVAL, () -> request.accept(busy, null, 10), "a destroyed queue pair");
+            assertThrows(IllegalStateException.class, () -> request.accept(busy, null, 10), "a destroyed queue pair");
             connectToRaw();
             assertErrno(Errno.EINVAL, () -> request.accept(qp, null, 10), "a connected queue pair");
             assertErrno(Errno.EINVAL, () -> cm.connect(peer, SERVICE, qp, null, 10), "a connected queue pair");
