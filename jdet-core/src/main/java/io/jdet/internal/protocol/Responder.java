@@ -446,7 +446,7 @@ public final class Responder implements OrderedStream {
         e.target = target;
         e.targetOffset = at;
         e.executed = false;
-        queueResponse(e, 1, now); // runs it at once unless earlier responses wait to be sent
+        queueResponse(e, 1, now); // runs it at once unless earlier responses wait to be sent or acknowledged
         return OK;
     }
 
@@ -454,10 +454,12 @@ public final class Responder implements OrderedStream {
      * Runs an atomic as its response is first sent, so that it runs after every earlier request of the queue pair
      * has been answered once: requests run in sequence order, and only a later send or write may overtake an
      * earlier read or atomic (ibverbs.md 5.1), so a read answered before it must not return what the atomic wrote.
-     * A read takes its data as each response frame leaves, which a full response window can hold back; and a
-     * frame that left may still point at the memory (a UDP datagram staged in the batch, an in-process frame not
-     * yet consumed), so what was sent is settled first. The key is checked again, as a read's frames check theirs
-     * ({@link #stillGranted}): revoked meanwhile, the atomic does not run and fails as a late write would.
+     * A read takes its data as each response frame leaves, which a full response window can hold back, and again
+     * as a lost frame is resent; a frame that left may still point at the memory (a UDP datagram staged in the
+     * batch, an in-process frame not yet consumed): so an atomic behind a read runs only once the peer has
+     * acknowledged the read's response ({@link #pumpResponses}). The key is checked again, as a read's frames
+     * check theirs ({@link #stillGranted}): revoked meanwhile, the atomic does not run and fails as a late write
+     * would.
      *
      * @return false if the key no longer grants the atomic (the request is failed)
      */
@@ -465,9 +467,6 @@ public final class Responder implements OrderedStream {
         if (nic.resolveRemote(qp, e.rKey, e.address, 8, Access.REMOTE_ATOMIC, true) != 0
             || nic.remoteSegment != e.target || nic.remoteOffset != e.targetOffset || !e.region.usable()) {
             return false;
-        }
-        if (readAnsweredBefore(e)) {
-            nic.settleSent();
         }
         try {
             e.original = e.atomicOpcode == Frame.OP_COMP_EXCH
@@ -524,6 +523,12 @@ public final class Responder implements OrderedStream {
             while (after(rspTxSeq, e.endSeq)) {
                 iqTxIdx++;
                 e = inbound[(int) iqTxIdx & inbound.length - 1];
+            }
+            if (!e.read && !e.executed && readAnsweredBefore(e)) {
+                // An atomic behind a read whose response the peer has not acknowledged waits for that ack: a read
+                // response frame that is lost is resent from the memory as it is then, so running the atomic now
+                // could still show the read what the atomic wrote. onResponseAck pumps again once the ack comes.
+                return;
             }
             if (!transmit(e, rspTxSeq, !after(rspTxSeq, rspHighestSent))) {
                 nic.txBlocked = true;
