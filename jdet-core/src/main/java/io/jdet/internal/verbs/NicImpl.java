@@ -1246,8 +1246,15 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
             // Nic.close and Det.close raced: one thread shuts the NIC down; the other returns once it has (the
             // link, the manager and the reorder pool close once: a second close of the pool's arena would throw).
             final long deadline = System.nanoTime() + SHUTDOWN_WAIT_NS;
-            while (!shutdownDone && System.nanoTime() - deadline < 0) {
-                LockSupport.parkNanos(this, 100_000);
+            final boolean interrupted = Thread.interrupted(); // else parkNanos returns at once: a busy wait
+            try {
+                while (!shutdownDone && System.nanoTime() - deadline < 0) {
+                    LockSupport.parkNanos(this, 100_000);
+                }
+            } finally {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
             }
             return;
         }
