@@ -146,6 +146,15 @@ public abstract class ProtocolNic {
     public abstract void endBatchHolding();
 
     /**
+     * Asks for the queue pairs' timers to run no later than {@code deadlineNs} (a retransmission timeout or the end
+     * of a receiver-not-ready wait): the background tick ({@code timerPeriodUs}, up to a second) only bounds idle
+     * work, it must not stretch the protocol's own deadlines.
+     *
+     * @param deadlineNs when, on the {@link System#nanoTime} clock; {@link Long#MAX_VALUE} for none
+     */
+    public abstract void timerAt(long deadlineNs);
+
+    /**
      * Sends a standalone ACK of the request stream now, with its selective-ack bits.
      *
      * @param qp the queue pair

@@ -350,6 +350,7 @@ public final class Requester implements OrderedStream {
                 if (highestSent == lastAcked) {
                     lastProgressNs = sent;
                     lastAckProgressNs = sent;
+                    nic.timerAt(sent + rto.rtoNs());
                 }
             }
             highestSent = seq;
@@ -393,6 +394,9 @@ public final class Requester implements OrderedStream {
         if (timedSeq != 0 && !after(timedSeq, ack)) {
             rto.sample(now - timedSentNs);
             timedSeq = 0;
+        }
+        if (after(highestSent, ack)) {
+            nic.timerAt(now + rto.rtoNs()); // the retransmission timer restarts for what is still outstanding
         }
         while (ackScanIdx < admitIdx) {
             final SendWr w = queue.at(ackScanIdx);
@@ -501,6 +505,7 @@ public final class Requester implements OrderedStream {
             scoreboard.forget();
             goBack(seq);
             rnrHoldUntilNs = now + nic.rnrDelayNs;
+            nic.timerAt(rnrHoldUntilNs);
             // The peer answered (an exact NAK): a receiver not ready is no lost connection. Its retries are bounded
             // by rnrRetryCount (RNR_RETRY_EXCEEDED), not cut off by the ack timeout as RETRY_EXCEEDED.
             lastAckProgressNs = now;
@@ -705,6 +710,7 @@ public final class Requester implements OrderedStream {
             goBack(lastAcked + 1);
             rto.backOff();
             lastProgressNs = now;
+            nic.timerAt(now + rto.rtoNs());
         } else if (orDepth > 0 && !outstanding && now - responseWaitSinceNs() >= nic.ackTimeoutNs) {
             for (long i = completeIdx; i < admitIdx; i++) {
                 final SendWr w = queue.at(i);

@@ -538,6 +538,7 @@ public final class Responder implements OrderedStream {
                 if (rspHighestSent == rspLastAcked) {
                     rspLastProgressNs = now;
                     rspLastAckProgressNs = now;
+                    nic.timerAt(now + rspRtoNs);
                 }
                 rspHighestSent = rspTxSeq;
             } else {
@@ -619,6 +620,9 @@ public final class Responder implements OrderedStream {
             rspLastAcked = ack;
             rspLastProgressNs = now;
             rspLastAckProgressNs = now;
+            if (after(rspHighestSent, ack)) {
+                nic.timerAt(now + rspRtoNs);
+            }
             while (iqHead < iqTail && !after(inbound[(int) iqHead & inbound.length - 1].endSeq, ack)) {
                 forget(inbound[(int) iqHead & inbound.length - 1]);
                 iqHead++;
@@ -680,6 +684,7 @@ public final class Responder implements OrderedStream {
             iqTxIdx = iqHead;
             rspRtoNs = Math.min(rspRtoNs * 2, nic.maxRtoNs);
             rspLastProgressNs = now;
+            nic.timerAt(now + rspRtoNs);
         } else if (!after(rspHighestSent, rspLastAcked)) {
             rspRtoNs = nic.minRtoNs;
         }

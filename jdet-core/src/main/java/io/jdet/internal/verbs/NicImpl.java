@@ -906,12 +906,29 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
                     qps.get(i).onTimer(now);
                 }
                 cm.onTimer(now);
+                // The next tick comes no later than the earliest deadline still ahead (another queue pair's RTO,
+                // say, armed before this one brought the tick forward).
+                for (int i = 0; i < qps.size(); i++) {
+                    final QpImpl qp = qps.get(i);
+                    if (qp.state == QpState.CONNECTED) {
+                        timerAt(Math.min(qp.requester.nextDeadline(), qp.responder.nextDeadline()));
+                    }
+                }
                 work++;
             }
             return work;
         } finally {
             PASSES_DONE.setRelease(this, passesDone + 1); // release: what the pass completed is visible with it
             link.uncork();
+        }
+    }
+
+    @Override
+    public void timerAt(final long deadlineNs) {
+        // engine lock held. A deadline already due (a queue pair not connected keeps its stale one) is left to
+        // the tick: running the timers on every pass for it would do nothing but cost.
+        if (deadlineNs != Long.MAX_VALUE && deadlineNs - nextTimerNs < 0 && deadlineNs - rxNow > 0) {
+            nextTimerNs = deadlineNs;
         }
     }
 
