@@ -185,6 +185,7 @@ public final class CmImpl implements CmHandler {
             o.handshake = s.mode() == Security.Mode.NONE ? null : new CmHandshake(s);
             connects.put(id, o);
             rescan = true; // its retransmissions may be due before the timer's next planned walk
+            nic.timerAt(o.retry.nextNs());
             sendRequest(o);
             final boolean answered;
             try {
@@ -280,6 +281,7 @@ public final class CmImpl implements CmHandler {
             r.state = CmRequest.ACCEPTED;
             r.retry = new CmRetry(nic.minRtoNs, System.nanoTime());
             rescan = true; // the timer resends the ACCEPT until READY
+            nic.timerAt(r.retry.nextNs());
             sendAnswer(r);
             final boolean confirmed;
             try {
@@ -364,6 +366,7 @@ public final class CmImpl implements CmHandler {
                 new CmRetry(nic.minRtoNs, System.nanoTime()));
             disconnects.put(id, d);
             rescan = true;
+            nic.timerAt(d.retry.nextNs());
             sendDisconnect(d);
             final long leftMs = Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
             final boolean answered;
@@ -810,6 +813,11 @@ public final class CmImpl implements CmHandler {
             }
         }
         nextScanNs = next;
+    }
+
+    @Override
+    public long nextDeadline() {
+        return nextScanNs;
     }
 
     private static long earlier(final long a, final long b) {

@@ -184,6 +184,7 @@ public final class Requester implements OrderedStream {
                 rnrHoldUntilNs = 0;
                 // The hold was this side's own wait, not the peer's silence: the ack timeout counts from the resend.
                 lastAckProgressNs = now;
+                nic.timerAt(now + nic.ackTimeoutNs);
             }
             if (txSeq == nextSeq) {
                 if (admitIdx == queue.tail || !admit(queue.at(admitIdx), now)) {
@@ -350,7 +351,7 @@ public final class Requester implements OrderedStream {
                 if (highestSent == lastAcked) {
                     lastProgressNs = sent;
                     lastAckProgressNs = sent;
-                    nic.timerAt(sent + rto.rtoNs());
+                    nic.timerAt(sent + Math.min(rto.rtoNs(), nic.ackTimeoutNs)); // the RTO, or the give-up first
                 }
             }
             highestSent = seq;
@@ -396,7 +397,10 @@ public final class Requester implements OrderedStream {
             timedSeq = 0;
         }
         if (after(highestSent, ack)) {
-            nic.timerAt(now + rto.rtoNs()); // the retransmission timer restarts for what is still outstanding
+            // the retransmission timer restarts for what is still outstanding (the give-up with it)
+            nic.timerAt(now + Math.min(rto.rtoNs(), nic.ackTimeoutNs));
+        } else if (orDepth > 0) {
+            nic.timerAt(now + nic.ackTimeoutNs); // a read or atomic now waits for its response alone (6.4)
         }
         while (ackScanIdx < admitIdx) {
             final SendWr w = queue.at(ackScanIdx);
@@ -640,7 +644,9 @@ public final class Requester implements OrderedStream {
         }
         rspExpected++;
         lastResponseNs = now;
-        qp.frameReceived(now);
+        // A response's last frame asks for its ack (FORCE_ACK): the responder holds its inbound entry, and an
+        // atomic behind a read, until it comes (6.7).
+        qp.frameReceived(now, (Frame.flags(f) & Frame.FLAG_FORCE_ACK) != 0);
         if (after(w.endSeq, lastAcked)) {
             // The peer runs requests in order: a response to this one acknowledges it and every earlier one.
             onAck(w.endSeq, 0, now);
@@ -779,14 +785,36 @@ public final class Requester implements OrderedStream {
         return flushed;
     }
 
+    /**
+     * When {@link #onTimer} next has work: the retransmission timeout, the end of a receiver-not-ready hold, or a
+     * give-up (6.4) that {@link #onTimer} would act on ({@code NO_TIMEOUT} requests never give up: a deadline
+     * that passes without work would keep an idle progress thread awake). Raises nothing.
+     *
+     * @return the deadline on the {@link System#nanoTime} clock, {@link Long#MAX_VALUE} for none
+     */
     public long nextDeadline() {
         long deadline = Long.MAX_VALUE;
         if (after(highestSent, lastAcked)) {
             deadline = lastProgressNs + rto.rtoNs();
+            if (rnrHoldUntilNs == 0) {
+                final SendWr oldest = findBySeq(lastAcked + 1);
+                if (oldest == null || (oldest.flags & WrFlags.NO_TIMEOUT) == 0) {
+                    deadline = earlier(deadline, lastAckProgressNs + nic.ackTimeoutNs);
+                }
+            }
+        } else if (orDepth > 0) {
+            final SendWr w = oldestAwaitingResponse();
+            if (w != null && (w.flags & WrFlags.NO_TIMEOUT) == 0) {
+                deadline = responseWaitSinceNs() + nic.ackTimeoutNs;
+            }
         }
         if (rnrHoldUntilNs != 0) {
-            deadline = Math.min(deadline, rnrHoldUntilNs);
+            deadline = deadline == Long.MAX_VALUE ? rnrHoldUntilNs : earlier(deadline, rnrHoldUntilNs);
         }
         return deadline;
+    }
+
+    private static long earlier(final long a, final long b) {
+        return b - a < 0 ? b : a;
     }
 }

@@ -538,7 +538,7 @@ public final class Responder implements OrderedStream {
                 if (rspHighestSent == rspLastAcked) {
                     rspLastProgressNs = now;
                     rspLastAckProgressNs = now;
-                    nic.timerAt(now + rspRtoNs);
+                    nic.timerAt(now + Math.min(rspRtoNs, nic.ackTimeoutNs));
                 }
                 rspHighestSent = rspTxSeq;
             } else {
@@ -621,7 +621,7 @@ public final class Responder implements OrderedStream {
             rspLastProgressNs = now;
             rspLastAckProgressNs = now;
             if (after(rspHighestSent, ack)) {
-                nic.timerAt(now + rspRtoNs);
+                nic.timerAt(now + Math.min(rspRtoNs, nic.ackTimeoutNs));
             }
             while (iqHead < iqTail && !after(inbound[(int) iqHead & inbound.length - 1].endSeq, ack)) {
                 forget(inbound[(int) iqHead & inbound.length - 1]);
@@ -691,8 +691,14 @@ public final class Responder implements OrderedStream {
         pumpResponses(now);
     }
 
+    /** When {@link #onTimer} next has work: the retransmission timeout or the give-up, whichever comes first. */
     public long nextDeadline() {
-        return after(rspHighestSent, rspLastAcked) ? rspLastProgressNs + rspRtoNs : Long.MAX_VALUE;
+        if (!after(rspHighestSent, rspLastAcked)) {
+            return Long.MAX_VALUE;
+        }
+        final long rto = rspLastProgressNs + rspRtoNs;
+        final long giveUp = rspLastAckProgressNs + nic.ackTimeoutNs;
+        return giveUp - rto < 0 ? giveUp : rto;
     }
 
     /** Flushes posted receives with FLUSHED; drops queued responses and held requests silently. */

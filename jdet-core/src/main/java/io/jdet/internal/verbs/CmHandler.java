@@ -26,6 +26,14 @@ public interface CmHandler extends ConnectionManager {
      */
     void onTimer(long now);
 
+    /**
+     * When {@link #onTimer} next has work (a retransmission due), as the last timer walk and the exchanges added
+     * since planned it, so that the NIC's tick comes no later; {@link Long#MAX_VALUE} for none.
+     *
+     * @return the deadline on the {@link System#nanoTime()} clock
+     */
+    long nextDeadline();
+
     /** The NIC failed fatally: wake every caller waiting for a peer, so that it fails at once. */
     void nicFailed();
 

@@ -133,6 +133,10 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
     private volatile Thread linkWaiter;
     /** Whether the progress thread is in, or about to enter, the link's await (a new link waiter wakes it). */
     private volatile boolean progressAwaiting;
+    /** When the progress thread plans to wake from its sleep (engine lock held to write or read). */
+    private long progressSleepUntilNs;
+    /** When the link waiter plans to wake from its sleep on the link (engine lock held to write or read). */
+    private long linkWaiterSleepUntilNs;
     private volatile boolean closed;
     /** Why the progress thread died, once it has: the NIC is in its fatal state (see {@link #failFatally}). */
     private volatile Throwable fatalCause;
@@ -907,13 +911,16 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
                 }
                 cm.onTimer(now);
                 // The next tick comes no later than the earliest deadline still ahead (another queue pair's RTO,
-                // say, armed before this one brought the tick forward).
+                // say, armed before this one brought the tick forward; a give-up; the connection manager's next
+                // retransmission).
                 for (int i = 0; i < qps.size(); i++) {
                     final QpImpl qp = qps.get(i);
                     if (qp.state == QpState.CONNECTED) {
-                        timerAt(Math.min(qp.requester.nextDeadline(), qp.responder.nextDeadline()));
+                        timerAt(qp.requester.nextDeadline());
+                        timerAt(qp.responder.nextDeadline());
                     }
                 }
+                timerAt(cm.nextDeadline());
                 work++;
             }
             return work;
@@ -929,6 +936,21 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
         // the tick: running the timers on every pass for it would do nothing but cost.
         if (deadlineNs != Long.MAX_VALUE && deadlineNs - nextTimerNs < 0 && deadlineNs - rxNow > 0) {
             nextTimerNs = deadlineNs;
+            // A thread asleep on the link (the progress thread while the application is idle, or an application
+            // thread blocked as link waiter) computed its sleep before this deadline existed: a post or a call from
+            // another thread armed it, and if no frame comes (the one sent was lost) nothing else wakes the sleeper
+            // before its planned time, up to a timer period. Woken, it runs the engine and sleeps again until the
+            // deadline. (The thread running the engine now sleeps after it looked at the deadlines.)
+            final Thread me = Thread.currentThread();
+            if (deadlineNs - progressSleepUntilNs < 0 && me != progressThread) {
+                progressSleepUntilNs = deadlineNs;
+                link.wakeup(Link.PROGRESS);
+            }
+            final Thread waiter = linkWaiter;
+            if (waiter != null && waiter != me && deadlineNs - linkWaiterSleepUntilNs < 0) {
+                linkWaiterSleepUntilNs = deadlineNs;
+                link.wakeup(Link.APPLICATION);
+            }
         }
     }
 
@@ -943,7 +965,9 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
                 deadline = Math.min(deadline, Math.min(qp.requester.nextDeadline(), qp.responder.nextDeadline()));
             }
         }
-        return deadline;
+        // The tick may have been brought forward (the connection manager's retransmissions among others): no
+        // later than it. A tick already due is run at once.
+        return nextTimerNs - deadline < 0 ? nextTimerNs : deadline;
     }
 
     // ---------------------------------------------------------------- the link waiter
@@ -989,7 +1013,9 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
             final long now = System.nanoTime();
             try {
                 progress(now);
-                return Math.max(1000, nextDeadline(now) - now);
+                final long sleepNs = Math.max(1000, nextDeadline(now) - now);
+                linkWaiterSleepUntilNs = now + sleepNs;
+                return sleepNs;
             } catch (final RuntimeException e) {
                 counters.engineErrors++; // as in the progress thread: the protocol retransmits what was lost
                 return timerPeriodNs;
@@ -1133,6 +1159,10 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
                         work = doProgress(now, false);
                     }
                     waitNs = Math.max(1000, nextDeadline(now) - now);
+                    // Under the engine lock, so that a deadline armed after this point wakes the sleep below
+                    // (timerAt); one armed by this thread's own pass is in waitNs already.
+                    progressSleepUntilNs = now + (appActive ? Math.min(waitNs, APP_ACTIVE_NS)
+                        : Math.min(waitNs, timerPeriodNs));
                 } catch (final RuntimeException e) {
                     // The engine thread must survive whatever happens (say, memory freed under a registration):
                     // count it and go on; the protocol retransmits what was lost.
