@@ -791,7 +791,11 @@ public final class Configuration implements Cloneable {
     }
 
     /**
-     * Validated connection requests one source address may have pending or remembered at a NIC.
+     * Validated connection requests one source address (on UDP its IPv4 address, whatever the port) may have
+     * unanswered at a NIC: waiting for {@link ConnectionListener#take} and the application's answer, or for the
+     * requester's confirmation of an acceptance. Answered requests, remembered only to repeat their answer, do not
+     * count. A request beyond it is refused as if nobody listened
+     * ({@link ConnectionRejectedException.Reason#NO_LISTENER}).
      *
      * @return the limit
      */
@@ -800,8 +804,8 @@ public final class Configuration implements Cloneable {
     }
 
     /**
-     * Sets the validated connection requests one source address may have pending or remembered; checked when a
-     * device opens with this configuration (in [1, 4096]).
+     * Sets the validated connection requests one source address may have unanswered (see
+     * {@link #cmPendingPerSource()}); checked when a device opens with this configuration (in [1, 4096]).
      *
      * @param value the limit
      * @return this

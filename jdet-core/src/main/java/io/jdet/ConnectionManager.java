@@ -50,7 +50,8 @@ public interface ConnectionManager {
      *                      protected handshake failed (another pre-shared key, an untrusted or unproven static
      *                      key); EIO if the NIC failed fatally ({@link EventCode#NIC_FATAL})
      * @throws ConnectionRejectedException (errno ECONNREFUSED) if the peer rejected the request, with its private
-     *                                     data, or nobody listens on the service
+     *                                     data, or nobody listens on the service (or its backlog, or this
+     *                                     host's share of it, {@link Configuration#cmPendingPerSource()}, is full)
      * @throws IllegalStateException if the NIC is closed or the queue pair destroyed
      */
     byte[] connect(String remoteAddress, int serviceId, QueuePair queuePair, byte[] privateData, long timeoutMs);

@@ -13,7 +13,10 @@ public final class ConnectionRejectedException extends DetException {
     public enum Reason {
         /** The peer's application rejected the request with {@link ConnectionRequest#reject}. */
         REJECTED,
-        /** Nobody listens on the service id at that address (or its backlog was full). */
+        /**
+         * Nobody listens on the service id at that address, or its backlog was full, or this host had
+         * {@link Configuration#cmPendingPerSource()} requests unanswered there already.
+         */
         NO_LISTENER
     }
 

@@ -65,7 +65,7 @@ public interface ConnectionRequest {
      *                      refused meanwhile (the queue pair is then in ERROR); EINTR if the thread was interrupted;
      *                      EIO if the NIC failed fatally
      *                      ({@link EventCode#NIC_FATAL})
-     * @throws IllegalStateException if the queue pair is destroyed
+     * @throws IllegalStateException if the queue pair is destroyed or the NIC closed
      */
     void accept(QueuePair queuePair, byte[] privateData, long timeoutMs);
 
@@ -75,6 +75,7 @@ public interface ConnectionRequest {
      *
      * @param privateData bytes for the requester's {@link ConnectionRejectedException#privateData()}, may be null
      * @throws DetException EINVAL if the request was answered already or the private data is too long
+     * @throws IllegalStateException if the NIC is closed (the request is then left unanswered)
      */
     void reject(byte[] privateData);
 }

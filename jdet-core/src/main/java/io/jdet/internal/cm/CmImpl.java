@@ -293,6 +293,7 @@ public final class CmImpl implements CmHandler {
                 if (r.state == CmRequest.ACCEPTED) {
                     r.state = CmRequest.REJECTED; // no more ACCEPTs, and the source's slot is free
                     r.reason = REJECTED_BY_PEER;
+                    r.reply = NO_DATA; // the acceptance's private data is no rejection's
                     r.retry.finish(System.nanoTime());
                 }
                 qp.enterError(EventCode.QP_ERROR.code(), false, true, true); // connected above: not left live
@@ -301,6 +302,7 @@ public final class CmImpl implements CmHandler {
             if (!confirmed) {
                 r.state = CmRequest.REJECTED;
                 r.reason = REJECTED_BY_PEER;
+                r.reply = NO_DATA; // a repeated request is refused, without what the application accepted with
                 r.retry.finish(System.nanoTime());
                 qp.enterError(EventCode.QP_ERROR.code(), false, true, true);
                 throw new DetException(Errno.ETIMEDOUT, "the requester did not confirm within " + timeoutMs + " ms");
@@ -324,6 +326,7 @@ public final class CmImpl implements CmHandler {
         final byte[] data = checkData(privateData, 0);
         nic.lock.lock();
         try {
+            nic.checkOpen(); // as accept: a closed NIC answers nothing, and the request stays unanswered
             r.checkPending();
             r.state = CmRequest.REJECTED;
             r.reason = REJECTED_BY_PEER;
@@ -347,10 +350,14 @@ public final class CmImpl implements CmHandler {
                 throw new DetException(Errno.ENOTCONN, "queue pair is " + qp.state);
             }
             final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+            // The connection this call ends. Once it has ended (the peer disconnected first, it failed), the queue
+            // pair may be connected again by another thread before this one gets the lock back: that later
+            // connection is not this call's to end.
+            final int incarnation = qp.epoch();
+            final BooleanSupplier live = () -> qp.state == QpState.CONNECTED && qp.epoch() == incarnation;
             // What this waits for happens on the data path, which signals no one: looked at every slice.
-            final boolean quiet = await(() -> qp.state != QpState.CONNECTED || qp.quiescent(), timeoutMs,
-                WAIT_SLICE_NS);
-            if (qp.state != QpState.CONNECTED) {
+            final boolean quiet = await(() -> !live.getAsBoolean() || qp.quiescent(), timeoutMs, WAIT_SLICE_NS);
+            if (!live.getAsBoolean()) {
                 return; // the peer disconnected first, or the connection failed: nothing left to close
             }
             if (!quiet) {
@@ -364,6 +371,7 @@ public final class CmImpl implements CmHandler {
             } while (id == 0 || disconnects.containsKey(id));
             final CmOutgoing d = new CmOutgoing(id, qp.remotePeer, qp, 0, new byte[0], 0, 0,
                 new CmRetry(nic.minRtoNs, System.nanoTime()));
+            d.epoch = incarnation;
             disconnects.put(id, d);
             rescan = true;
             nic.timerAt(d.retry.nextNs());
@@ -371,17 +379,17 @@ public final class CmImpl implements CmHandler {
             final long leftMs = Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
             final boolean answered;
             try {
-                answered = await(() -> d.state != CmOutgoing.REQUESTED || qp.state != QpState.CONNECTED,
+                answered = await(() -> d.state != CmOutgoing.REQUESTED || !live.getAsBoolean(),
                     leftMs, WAIT_SLICE_NS); // the peer's DISCONNECT frame, too, changes the state on the data path
             } catch (final RuntimeException e) { // EINTR and the like: disconnected locally all the same
                 disconnects.remove(id);
-                if (qp.state == QpState.CONNECTED && !qp.destroyed) {
+                if (live.getAsBoolean() && !qp.destroyed) {
                     qp.disconnect(EventCode.DISCONNECT.code(), false, d.state == CmOutgoing.REQUESTED);
                 }
                 throw e;
             }
             disconnects.remove(id);
-            if (qp.state == QpState.CONNECTED) {
+            if (live.getAsBoolean()) {
                 qp.disconnect(EventCode.DISCONNECT.code(), false, !answered);
             }
             if (!answered) {
@@ -803,6 +811,9 @@ public final class CmImpl implements CmHandler {
         }
         if (!disconnects.isEmpty()) {
             for (final CmOutgoing d : disconnects.values()) {
+                if (d.qp.state != QpState.CONNECTED || d.qp.epoch() != d.epoch) {
+                    continue; // its connection ended; the queue pair may have another now, which this must not end
+                }
                 if (d.state == CmOutgoing.REQUESTED && d.retry.due(now)) {
                     nic.counters.cmRetransmitted++;
                     sendDisconnect(d);

@@ -37,6 +37,8 @@ final class CmOutgoing {
     byte[] readyBlock;
     /** Why the handshake failed ({@link #AUTH_FAILED}). */
     String failure;
+    /** A disconnect: the incarnation of the queue pair whose connection it ends ({@code QpImpl.epoch()}). */
+    int epoch;
 
     CmOutgoing(final int id, final long peer, final QpImpl qp, final int serviceId, final byte[] privateData,
                final int requestIsn, final int responseIsn, final CmRetry retry) {

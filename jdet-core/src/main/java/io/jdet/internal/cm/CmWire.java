@@ -26,6 +26,8 @@ final class CmWire {
     private final ByteBuffer dataView = data.asByteBuffer();
     private final FrameGather gather = new FrameGather(1);
     private final FrameCrc crc = new FrameCrc();
+    /** The NIC closed: its buffers are freed and nothing is sent any more (engine lock held both ways). */
+    private boolean closed;
 
     CmWire(final NicImpl nic) {
         this.nic = nic;
@@ -69,6 +71,9 @@ final class CmWire {
     void send(final long peer, final int opcode, final int srcQp, final int id, final int key, final long isns,
               final long limits, final int reason, final byte[] privateData, final int seq, final long cookie,
               final byte[] block) {
+        if (closed) {
+            return; // the NIC closed: a listener closed after it, say, has nobody left to answer
+        }
         final int b = block == null ? 0 : block.length;
         final int n = privateData.length + b;
         Frame.writeBase(header, opcode, block == null ? 0 : Frame.FLAG_PROTECTED, n, 0, srcQp, seq, 0, 0, id);
@@ -144,6 +149,7 @@ final class CmWire {
     }
 
     void close() {
+        closed = true;
         arena.close();
     }
 }

@@ -637,6 +637,17 @@ public final class QpImpl implements QueuePair, ProtocolQp {
         return requester.drained() && responder.responsesAcked();
     }
 
+    /**
+     * Which incarnation of this queue pair is live: changes on every reset to IDLE and on destroy, so that a
+     * connection manager call that waits can tell its connection from a later one of the same queue pair (engine
+     * lock held).
+     *
+     * @return the epoch
+     */
+    public int epoch() {
+        return epoch;
+    }
+
     /** Back to IDLE: queues emptied without completions, protocol state reset, older completions detached. */
     void resetToIdle() {
         newEpoch();
