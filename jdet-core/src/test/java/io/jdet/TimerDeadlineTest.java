@@ -176,4 +176,39 @@ class TimerDeadlineTest {
                 + "the 1 ms, 2 ms, 4 ms schedule");
         }
     }
+
+    /**
+     * An application thread waited on the event queue as the NIC's link waiter and got its event: the progress
+     * thread, which parked off the link for a timer period while that thread held it, is not handed the link back
+     * (the application is expected to drive the engine). The application then posts a write that is lost and goes
+     * idle: the RTO it armed wakes nobody, since the progress thread is parked (not in the link's await, which
+     * {@code link.wakeup(PROGRESS)} would end) and its recorded wake-up is stale. The resend waits for the 1 s
+     * period, not the 1 ms RTO.
+     */
+    @Test
+    void anRtoArmedAfterTheLinkWaiterGotItsEventIsKept() throws InterruptedException {
+        final Configuration c = new Configuration().timerPeriodUs(1_000_000).minRtoUs(1000).maxRtoUs(1000)
+            .ackTimeoutMs(20_000);
+        try (HostileSetup s = new HostileSetup(c)) {
+            long waitedNs = 0;
+            for (int round = 0; round < 3; round++) {
+                Thread.sleep(20); // idle: the progress thread sleeps on the link
+                final Thread waiter = Thread.ofPlatform().daemon().start(() -> s.lo.eventsA.waitOn(30_000_000,
+                    new EventRecord()));
+                Thread.sleep(20); // the waiter holds the link; the progress thread parks off it
+                s.lo.eventsA.generate("wake"); // the waiter takes its event and leaves the link
+                waiter.join(10_000);
+                final long posted = System.nanoTime();
+                s.lo.qpA.write(round, sge(s.lo.mrA, 0, 8), 1, 0x1000, 0x77, 0, 0);
+                final HostilePeer.Received first = s.expectRequest(Frame.OP_WRITE);
+                s.peer.expect("the write resent", r -> r.opcode() == Frame.OP_WRITE && r.seq() == first.seq());
+                waitedNs += System.nanoTime() - posted;
+                s.peer.ack();
+                assertEquals(WcStatus.SUCCESS, Tests.pollOne(s.lo.cqA).status());
+            }
+            final long ms = TimeUnit.NANOSECONDS.toMillis(waitedNs);
+            assertTrue(ms < 1000, "three writes lost once, posted after a link waiter got its event, were resent "
+                + ms + " ms in all after their posts, with a 1 ms RTO: the 1 s tick decided, not the RTO");
+        }
+    }
 }

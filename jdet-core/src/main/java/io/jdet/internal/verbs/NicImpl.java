@@ -137,6 +137,8 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
     private long progressSleepUntilNs;
     /** When the link waiter plans to wake from its sleep on the link (engine lock held to write or read). */
     private long linkWaiterSleepUntilNs;
+    /** Whether {@link #timerAt} brought the next tick forward of its period (engine lock held). */
+    private boolean tickForwarded;
     private volatile boolean closed;
     /** Why the progress thread died, once it has: the NIC is in its fatal state (see {@link #failFatally}). */
     private volatile Throwable fatalCause;
@@ -906,6 +908,7 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
             }
             if (now - nextTimerNs >= 0) {
                 nextTimerNs = now + timerPeriodNs;
+                tickForwarded = false;
                 for (int i = 0; i < qps.size(); i++) {
                     qps.get(i).onTimer(now);
                 }
@@ -942,9 +945,13 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
             // before its planned time, up to a timer period. Woken, it runs the engine and sleeps again until the
             // deadline. (The thread running the engine now sleeps after it looked at the deadlines.)
             final Thread me = Thread.currentThread();
+            tickForwarded = true;
             if (deadlineNs - progressSleepUntilNs < 0 && me != progressThread) {
                 progressSleepUntilNs = deadlineNs;
                 link.wakeup(Link.PROGRESS);
+                // It may sleep off the link instead (parked while a link waiter held it, or while the application
+                // was active), where the link's wakeup does not reach it.
+                LockSupport.unpark(progressThread);
             }
             final Thread waiter = linkWaiter;
             if (waiter != null && waiter != me && deadlineNs - linkWaiterSleepUntilNs < 0) {
@@ -1132,8 +1139,28 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
                 // An application thread sleeps on the link and runs the engine, timers included, when it wakes:
                 // stay off the link, so that a frame wakes that thread alone. It unparks this thread when it
                 // leaves without its event; otherwise this thread looks again within a timer period. (The
-                // blocker is that thread: what this one waits for.)
-                LockSupport.parkNanos(waiter, timerPeriodNs);
+                // blocker is that thread: what this one waits for.) The waiter may leave with its event before
+                // a deadline it was woken for, or the application may arm one after it left and go idle: this
+                // park is then the engine's only sleeper, so it records its wake-up (timerAt unparks it for an
+                // earlier deadline) and ends no later than a tick brought forward.
+                long parkNs = timerPeriodNs;
+                if (lock.tryLock()) {
+                    try {
+                        if (closed) {
+                            return;
+                        }
+                        final long now = System.nanoTime();
+                        if (tickForwarded && nextTimerNs - now > 0) {
+                            parkNs = Math.min(parkNs, nextTimerNs - now);
+                        }
+                        progressSleepUntilNs = now + parkNs;
+                    } finally {
+                        lock.unlock();
+                    }
+                } else {
+                    parkNs = Math.min(parkNs, APP_ACTIVE_NS); // its recorded wake-up is stale: look again soon
+                }
+                LockSupport.parkNanos(waiter, parkNs);
                 continue;
             }
             long now = System.nanoTime();
