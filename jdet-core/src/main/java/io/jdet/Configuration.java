@@ -181,15 +181,11 @@ public final class Configuration implements Cloneable {
     }
 
     private static int intProperty(final String name, final int defaultValue) {
-        final String value = System.getProperty(name);
-        if (value == null) {
-            return defaultValue;
-        }
-        try {
-            return Integer.decode(value.strip());
-        } catch (final NumberFormatException e) {
+        final long value = longProperty(name, defaultValue);
+        if ((int) value != value) {
             throw new DetException(Errno.EINVAL, "system property " + name + "=" + value + " is not an int");
         }
+        return (int) value;
     }
 
     private static long longProperty(final String name, final long defaultValue) {
@@ -200,7 +196,7 @@ public final class Configuration implements Cloneable {
         try {
             return Long.decode(value.strip());
         } catch (final NumberFormatException e) {
-            throw new DetException(Errno.EINVAL, "system property " + name + "=" + value + " is not a long");
+            throw new DetException(Errno.EINVAL, "system property " + name + "=" + value + " is not a number");
         }
     }
 

@@ -30,22 +30,9 @@ class TimerDeadlineTest {
      */
     @Test
     void anRtoArmedByAPostIsKeptWhileTheApplicationIsIdle() throws InterruptedException {
-        final Configuration c = new Configuration().timerPeriodUs(1_000_000).minRtoUs(1000).maxRtoUs(1000)
-            .ackTimeoutMs(20_000);
-        try (HostileSetup s = new HostileSetup(c)) {
-            long waitedNs = 0;
-            for (int round = 0; round < 3; round++) {
-                Thread.sleep(20); // the application is idle: the progress thread sleeps on the link
-                final long posted = System.nanoTime();
-                s.lo.qpA.write(round, sge(s.lo.mrA, 0, 8), 1, 0x1000, 0x77, 0, 0);
-                final HostilePeer.Received first = s.expectRequest(Frame.OP_WRITE);
-                // the peer "lost" it: only the retransmission, after the 1 ms RTO, reaches it
-                s.peer.expect("the write resent", r -> r.opcode() == Frame.OP_WRITE && r.seq() == first.seq());
-                waitedNs += System.nanoTime() - posted;
-                s.peer.ack();
-                assertEquals(WcStatus.SUCCESS, Tests.pollOne(s.lo.cqA).status());
-            }
-            final long ms = TimeUnit.NANOSECONDS.toMillis(waitedNs);
+        try (HostileSetup s = new HostileSetup(ONE_MS_RTO_ONE_S_TICK)) {
+            // the application is idle between rounds: the progress thread sleeps on the link
+            final long ms = threeLostWritesResentMs(s, () -> { });
             assertTrue(ms < 1000, "three writes lost once were resent " + ms + " ms in all after their posts, "
                 + "with a 1 ms RTO: the 1 s tick decided, not the RTO");
         }
@@ -57,9 +44,7 @@ class TimerDeadlineTest {
      */
     @Test
     void anRtoArmedByAPostIsKeptWhileAnotherThreadWaitsOnTheLink() throws InterruptedException {
-        final Configuration c = new Configuration().timerPeriodUs(1_000_000).minRtoUs(1000).maxRtoUs(1000)
-            .ackTimeoutMs(20_000);
-        try (HostileSetup s = new HostileSetup(c)) {
+        try (HostileSetup s = new HostileSetup(ONE_MS_RTO_ONE_S_TICK)) {
             final Thread waiter = Thread.ofPlatform().daemon().start(() -> {
                 try {
                     s.lo.eventsA.waitOn(30_000_000, new EventRecord());
@@ -67,19 +52,9 @@ class TimerDeadlineTest {
                     // the queue closed under it at the end of the test
                 }
             });
-            long waitedNs = 0;
-            for (int round = 0; round < 3; round++) {
-                Thread.sleep(20); // the waiter sleeps on the link for the engine's next deadline: the 1 s tick
-                final long posted = System.nanoTime();
-                s.lo.qpA.write(round, sge(s.lo.mrA, 0, 8), 1, 0x1000, 0x77, 0, 0);
-                final HostilePeer.Received first = s.expectRequest(Frame.OP_WRITE);
-                s.peer.expect("the write resent", r -> r.opcode() == Frame.OP_WRITE && r.seq() == first.seq());
-                waitedNs += System.nanoTime() - posted;
-                s.peer.ack();
-                assertEquals(WcStatus.SUCCESS, Tests.pollOne(s.lo.cqA).status());
-            }
+            // between rounds the waiter sleeps on the link for the engine's next deadline: the 1 s tick
+            final long ms = threeLostWritesResentMs(s, () -> { });
             assertTrue(waiter.isAlive(), "the waiter left the link");
-            final long ms = TimeUnit.NANOSECONDS.toMillis(waitedNs);
             assertTrue(ms < 1000, "three writes lost once were resent " + ms + " ms in all after their posts, "
                 + "with a 1 ms RTO and a link waiter: the 1 s tick decided, not the RTO");
         }
@@ -187,28 +162,54 @@ class TimerDeadlineTest {
      */
     @Test
     void anRtoArmedAfterTheLinkWaiterGotItsEventIsKept() throws InterruptedException {
-        final Configuration c = new Configuration().timerPeriodUs(1_000_000).minRtoUs(1000).maxRtoUs(1000)
-            .ackTimeoutMs(20_000);
-        try (HostileSetup s = new HostileSetup(c)) {
-            long waitedNs = 0;
-            for (int round = 0; round < 3; round++) {
-                Thread.sleep(20); // idle: the progress thread sleeps on the link
+        try (HostileSetup s = new HostileSetup(ONE_MS_RTO_ONE_S_TICK)) {
+            final long ms = threeLostWritesResentMs(s, () -> {
                 final Thread waiter = Thread.ofPlatform().daemon().start(() -> s.lo.eventsA.waitOn(30_000_000,
                     new EventRecord()));
-                Thread.sleep(20); // the waiter holds the link; the progress thread parks off it
+                sleep(20); // the waiter holds the link; the progress thread parks off it
                 s.lo.eventsA.generate("wake"); // the waiter takes its event and leaves the link
-                waiter.join(10_000);
-                final long posted = System.nanoTime();
-                s.lo.qpA.write(round, sge(s.lo.mrA, 0, 8), 1, 0x1000, 0x77, 0, 0);
-                final HostilePeer.Received first = s.expectRequest(Frame.OP_WRITE);
-                s.peer.expect("the write resent", r -> r.opcode() == Frame.OP_WRITE && r.seq() == first.seq());
-                waitedNs += System.nanoTime() - posted;
-                s.peer.ack();
-                assertEquals(WcStatus.SUCCESS, Tests.pollOne(s.lo.cqA).status());
-            }
-            final long ms = TimeUnit.NANOSECONDS.toMillis(waitedNs);
+                try {
+                    waiter.join(10_000);
+                } catch (final InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
             assertTrue(ms < 1000, "three writes lost once, posted after a link waiter got its event, were resent "
                 + ms + " ms in all after their posts, with a 1 ms RTO: the 1 s tick decided, not the RTO");
+        }
+    }
+
+    /** A 1 s background tick, a 1 ms RTO, and an ack timeout beyond the test. */
+    private static final Configuration ONE_MS_RTO_ONE_S_TICK = new Configuration().timerPeriodUs(1_000_000)
+        .minRtoUs(1000).maxRtoUs(1000).ackTimeoutMs(20_000);
+
+    /**
+     * Three rounds, each after 20 ms idle and {@code beforePost}: a write the peer "loses" (only its retransmission,
+     * after the 1 ms RTO, reaches it), then acknowledged and completed.
+     *
+     * @return the milliseconds from each post to its retransmission, summed
+     */
+    private static long threeLostWritesResentMs(final HostileSetup s, final Runnable beforePost) {
+        long waitedNs = 0;
+        for (int round = 0; round < 3; round++) {
+            sleep(20);
+            beforePost.run();
+            final long posted = System.nanoTime();
+            s.lo.qpA.write(round, sge(s.lo.mrA, 0, 8), 1, 0x1000, 0x77, 0, 0);
+            final HostilePeer.Received first = s.expectRequest(Frame.OP_WRITE);
+            s.peer.expect("the write resent", r -> r.opcode() == Frame.OP_WRITE && r.seq() == first.seq());
+            waitedNs += System.nanoTime() - posted;
+            s.peer.ack();
+            assertEquals(WcStatus.SUCCESS, Tests.pollOne(s.lo.cqA).status());
+        }
+        return TimeUnit.NANOSECONDS.toMillis(waitedNs);
+    }
+
+    private static void sleep(final long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (final InterruptedException e) {
+            throw new IllegalStateException(e);
         }
     }
 }
