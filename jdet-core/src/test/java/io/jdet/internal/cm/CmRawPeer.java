@@ -198,6 +198,18 @@ final class CmRawPeer implements AutoCloseable {
         return n;
     }
 
+    /** @return how many frames that match were received and not taken yet */
+    int count(final Predicate<Received> match) {
+        drain();
+        int n = 0;
+        for (final Received r : inbox) {
+            if (match.test(r)) {
+                n++;
+            }
+        }
+        return n;
+    }
+
     private void drain() {
         link.receive((f, length, peer) -> {
             if (Frame.opcode(f) == Frame.OP_CM_COOKIE) {

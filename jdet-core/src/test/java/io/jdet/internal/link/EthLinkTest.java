@@ -330,7 +330,7 @@ class EthLinkTest {
                 assertTrue(a.send(a.resolve(b.address()), header(type & 0x7F, none, true), Frame.HEADER_LENGTH, none));
                 a.flush();
                 final LinkFrames.Received atB = new LinkFrames.Received();
-                final long deadline = System.nanoTime() + 2_000_000_000L;
+                final long deadline = System.nanoTime() + Tests.TIMEOUT.toNanos();
                 while (atB.frames.isEmpty() && System.nanoTime() - deadline < 0) {
                     b.receive(atB, 8);
                     b.await(10_000_000);
