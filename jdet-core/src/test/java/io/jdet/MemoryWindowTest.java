@@ -335,6 +335,35 @@ class MemoryWindowTest {
         }
     }
 
+    /**
+     * A type 2 window is reached only through the queue pair it is bound to (above); its remote invalidation too: a
+     * peer connected through another queue pair of the same domain must not unbind it (another client's window).
+     */
+    @Test
+    void shouldRefuseRemoteInvalidationOfAType2WindowThroughAnotherQueuePair() {
+        try (Loopback pair = Loopback.open()) {
+            final QueuePair a2 = pair.pdA.createQp(QpCreate.of(pair.cqA, 8, 1));
+            final QueuePair b2 = pair.pdB.createQp(QpCreate.of(pair.cqB, 8, 1));
+            Loopback.connect(a2, pair.nicB, b2);
+            Loopback.connect(b2, pair.nicA, a2);
+            final MemoryWindow mw = pair.pdB.createMw(2);
+            final int key = next(mw.rKey());
+            pair.qpB.bindType2(1, mw, key, pair.mrB, pair.mrB.address(), 256, RW, 0);
+            Tests.expectSuccess(pair.cqB, 1);
+            b2.recv(2, sge(pair.mrB, 1024, 32), 1);
+            a2.sendInvalidate(3, sge(pair.mrA, 0, 32), 1, 0, key);
+            final WorkCompletion atA = Tests.pollOne(pair.cqA);
+            assertSame(a2, atA.queuePair());
+            assertEquals(WcStatus.INVALID_REQUEST, atA.status(), "the peer could not invalidate the key");
+            final WorkCompletion atB = Tests.pollOne(pair.cqB);
+            assertSame(b2, atB.queuePair());
+            assertEquals(WcStatus.INVALID_REQUEST, atB.status());
+            assertEquals(256, mw.query().length(), "the window stays bound");
+            assertEquals(WcStatus.SUCCESS, pair.writeAtoB(pair.mrB.address(), key, 8).status(),
+                "and reachable through its own queue pair");
+        }
+    }
+
     @Test
     void shouldRefuseType1WindowWhenInvalidatedLocally() {
         try (Loopback pair = Loopback.open()) {

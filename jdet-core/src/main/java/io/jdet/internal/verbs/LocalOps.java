@@ -121,12 +121,15 @@ final class LocalOps {
      *
      * @param qp        the queue pair it arrives on
      * @param rKey      the key
-     * @param remote    whether a peer asked (then the window must be in the queue pair's domain)
+     * @param remote    whether a peer asked: then the window must also be bound to this queue pair, as every
+     *                  remote access to a type 2 window must come through it (a peer of another connection of
+     *                  the domain must not unbind another client's window)
      * @return true if the key named a bound type 2 window and it is now unbound
      */
     static boolean invalidate(final QpImpl qp, final int rKey, final boolean remote) {
         final Object o = qp.nic.keys.lookup(rKey);
-        if (!(o instanceof MwImpl mw) || mw.type != 2 || !mw.bound || mw.activeRKey != rKey || mw.pd != qp.pd) {
+        if (!(o instanceof MwImpl mw) || mw.type != 2 || !mw.bound || mw.activeRKey != rKey || mw.pd != qp.pd
+            || remote && mw.boundQp != qp) {
             return false;
         }
         mw.unbind();
