@@ -179,6 +179,55 @@ class TimerDeadlineTest {
         }
     }
 
+    /**
+     * As above, with a deadline that falls after the next tick, which was not brought forward: the tick, due at
+     * its regular time, is what brings such a deadline forward (6.2). The progress thread parked off the link for
+     * a whole period from when the waiter took the link, past that tick; the waiter then left with its event
+     * before the tick, and a write posted after it armed an RTO just past the tick. Nobody ran the tick: the RTO
+     * waited for the progress thread's park to end, up to a period later. Here the tick's phase is set by a lost
+     * write (the tick then runs at its RTO, and once more an RTO later, after which the next comes a full period
+     * later, at about {@code resent + 1.3 s}); the waiter takes the link at {@code resent + 1.1 s} (the progress
+     * thread parks until about {@code resent + 2.1 s}) and the write is posted at {@code resent + 1.15 s}, its
+     * 300 ms RTO falling at about {@code resent + 1.45 s}. Kept, the resend comes 300 ms after the post; with the
+     * progress thread's park past the tick, about 950 ms after.
+     */
+    @Test
+    void aDeadlineJustPastAnUnforwardedTickIsKeptAfterTheLinkWaiterLeft() throws InterruptedException {
+        final Configuration c = new Configuration().timerPeriodUs(1_000_000).minRtoUs(300_000).maxRtoUs(300_000)
+            .ackTimeoutMs(20_000);
+        try (HostileSetup s = new HostileSetup(c)) {
+            s.lo.qpA.write(1, sge(s.lo.mrA, 0, 8), 1, 0x1000, 0x77, 0, 0);
+            final HostilePeer.Received lost = s.expectRequest(Frame.OP_WRITE);
+            s.peer.expect("the write resent", r -> r.opcode() == Frame.OP_WRITE && r.seq() == lost.seq());
+            final long resent = System.nanoTime();
+            s.peer.ack();
+            assertEquals(WcStatus.SUCCESS, Tests.pollOne(s.lo.cqA).status());
+            sleepUntil(resent + TimeUnit.MILLISECONDS.toNanos(1100));
+            final Thread waiter = Thread.ofPlatform().daemon().start(() -> s.lo.eventsA.waitOn(30_000_000,
+                new EventRecord()));
+            sleep(20); // the waiter holds the link; the progress thread parks off it
+            s.lo.eventsA.generate("wake"); // the waiter takes its event and leaves the link, before the tick
+            waiter.join(10_000);
+            sleepUntil(resent + TimeUnit.MILLISECONDS.toNanos(1150));
+            final long posted = System.nanoTime();
+            s.lo.qpA.write(2, sge(s.lo.mrA, 0, 8), 1, 0x1000, 0x77, 0, 0);
+            final HostilePeer.Received first = s.expectRequest(Frame.OP_WRITE);
+            s.peer.expect("the write resent", r -> r.opcode() == Frame.OP_WRITE && r.seq() == first.seq());
+            final long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - posted);
+            s.peer.ack();
+            assertEquals(WcStatus.SUCCESS, Tests.pollOne(s.lo.cqA).status());
+            assertTrue(ms < 700, "a write lost once, posted after a link waiter left, with its 300 ms RTO just past "
+                + "the next tick, was resent " + ms + " ms after its post: the progress thread's park decided");
+        }
+    }
+
+    private static void sleepUntil(final long ns) {
+        final long leftNs = ns - System.nanoTime();
+        if (leftNs > 0) {
+            sleep(TimeUnit.NANOSECONDS.toMillis(leftNs));
+        }
+    }
+
     /** A 1 s background tick, a 1 ms RTO, and an ack timeout beyond the test. */
     private static final Configuration ONE_MS_RTO_ONE_S_TICK = new Configuration().timerPeriodUs(1_000_000)
         .minRtoUs(1000).maxRtoUs(1000).ackTimeoutMs(20_000);

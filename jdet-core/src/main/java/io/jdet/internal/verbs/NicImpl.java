@@ -137,8 +137,6 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
     private long progressSleepUntilNs;
     /** When the link waiter plans to wake from its sleep on the link (engine lock held to write or read). */
     private long linkWaiterSleepUntilNs;
-    /** Whether {@link #timerAt} brought the next tick forward of its period (engine lock held). */
-    private boolean tickForwarded;
     private volatile boolean closed;
     /** Why the progress thread died, once it has: the NIC is in its fatal state (see {@link #failFatally}). */
     private volatile Throwable fatalCause;
@@ -908,7 +906,6 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
             }
             if (now - nextTimerNs >= 0) {
                 nextTimerNs = now + timerPeriodNs;
-                tickForwarded = false;
                 for (int i = 0; i < qps.size(); i++) {
                     qps.get(i).onTimer(now);
                 }
@@ -945,7 +942,6 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
             // before its planned time, up to a timer period. Woken, it runs the engine and sleeps again until the
             // deadline. (The thread running the engine now sleeps after it looked at the deadlines.)
             final Thread me = Thread.currentThread();
-            tickForwarded = true;
             if (deadlineNs - progressSleepUntilNs < 0 && me != progressThread) {
                 progressSleepUntilNs = deadlineNs;
                 link.wakeup(Link.PROGRESS);
@@ -1142,7 +1138,9 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
                 // blocker is that thread: what this one waits for.) The waiter may leave with its event before
                 // a deadline it was woken for, or the application may arm one after it left and go idle: this
                 // park is then the engine's only sleeper, so it records its wake-up (timerAt unparks it for an
-                // earlier deadline) and ends no later than a tick brought forward.
+                // earlier deadline) and ends no later than the next tick, brought forward or not: a deadline
+                // after that tick is brought forward only by the tick itself (timerAt forwards only deadlines
+                // before it), so a park of a whole period from now could miss it by up to a period.
                 long parkNs = timerPeriodNs;
                 if (lock.tryLock()) {
                     try {
@@ -1150,7 +1148,7 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
                             return;
                         }
                         final long now = System.nanoTime();
-                        if (tickForwarded && nextTimerNs - now > 0) {
+                        if (nextTimerNs - now > 0) { // a tick due already is the waiter's to run: it wakes for it
                             parkNs = Math.min(parkNs, nextTimerNs - now);
                         }
                         progressSleepUntilNs = now + parkNs;
