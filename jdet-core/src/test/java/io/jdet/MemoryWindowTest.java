@@ -318,15 +318,9 @@ class MemoryWindowTest {
     @Test
     void shouldRefuseType2WindowWhenUsedThroughAnotherQueuePair() {
         try (Loopback pair = Loopback.open()) {
-            // a second connection between the same NICs and domains
-            final QueuePair a2 = pair.pdA.createQp(QpCreate.of(pair.cqA, 8, 1));
-            final QueuePair b2 = pair.pdB.createQp(QpCreate.of(pair.cqB, 8, 1));
-            Loopback.connect(a2, pair.nicB, b2);
-            Loopback.connect(b2, pair.nicA, a2);
-            final MemoryWindow mw = pair.pdB.createMw(2);
-            final int key = next(mw.rKey());
-            pair.qpB.bindType2(1, mw, key, pair.mrB, pair.mrB.address(), 256, RW, 0);
-            Tests.expectSuccess(pair.cqB, 1);
+            final QueuePair[] second = secondConnection(pair);
+            final QueuePair a2 = second[0];
+            final int key = boundType2OnB(pair).rKey();
             assertEquals(WcStatus.SUCCESS, pair.writeAtoB(pair.mrB.address(), key, 8).status());
             a2.write(2, sge(pair.mrA, 0, 8), 1, pair.mrB.address(), key, 0, 0);
             final WorkCompletion wc = Tests.pollOne(pair.cqA);
@@ -342,14 +336,11 @@ class MemoryWindowTest {
     @Test
     void shouldRefuseRemoteInvalidationOfAType2WindowThroughAnotherQueuePair() {
         try (Loopback pair = Loopback.open()) {
-            final QueuePair a2 = pair.pdA.createQp(QpCreate.of(pair.cqA, 8, 1));
-            final QueuePair b2 = pair.pdB.createQp(QpCreate.of(pair.cqB, 8, 1));
-            Loopback.connect(a2, pair.nicB, b2);
-            Loopback.connect(b2, pair.nicA, a2);
-            final MemoryWindow mw = pair.pdB.createMw(2);
-            final int key = next(mw.rKey());
-            pair.qpB.bindType2(1, mw, key, pair.mrB, pair.mrB.address(), 256, RW, 0);
-            Tests.expectSuccess(pair.cqB, 1);
+            final QueuePair[] second = secondConnection(pair);
+            final QueuePair a2 = second[0];
+            final QueuePair b2 = second[1];
+            final MemoryWindow mw = boundType2OnB(pair);
+            final int key = mw.rKey();
             b2.recv(2, sge(pair.mrB, 1024, 32), 1);
             a2.sendInvalidate(3, sge(pair.mrA, 0, 32), 1, 0, key);
             final WorkCompletion atA = Tests.pollOne(pair.cqA);
@@ -373,6 +364,23 @@ class MemoryWindowTest {
             final WorkCompletion wc = pair.pollB(2).get(1);
             assertEquals(WcStatus.LOCAL_OP_ERR, wc.status(), "type 1 windows are not invalidated by LOCAL_INV");
         }
+    }
+
+    /** A second connection between the same NICs and domains: its queue pairs at A and at B. */
+    private static QueuePair[] secondConnection(final Loopback pair) {
+        final QueuePair a2 = pair.pdA.createQp(QpCreate.of(pair.cqA, 8, 1));
+        final QueuePair b2 = pair.pdB.createQp(QpCreate.of(pair.cqB, 8, 1));
+        Loopback.connect(a2, pair.nicB, b2);
+        Loopback.connect(b2, pair.nicA, a2);
+        return new QueuePair[] {a2, b2};
+    }
+
+    /** A type 2 window at B bound through B's first queue pair to 256 bytes of B's region, read and write. */
+    private static MemoryWindow boundType2OnB(final Loopback pair) {
+        final MemoryWindow mw = pair.pdB.createMw(2);
+        pair.qpB.bindType2(1, mw, next(mw.rKey()), pair.mrB, pair.mrB.address(), 256, RW, 0);
+        Tests.expectSuccess(pair.cqB, 1);
+        return mw;
     }
 
     private static int next(final int key) {

@@ -1,23 +1,14 @@
 package io.jdet.internal.cm;
 
-import io.jdet.CompletionQueue;
 import io.jdet.ConnectionListener;
-import io.jdet.ConnectionManager;
 import io.jdet.ConnectionRequest;
-import io.jdet.Det;
 import io.jdet.DetException;
 import io.jdet.Errno;
 import io.jdet.EventCode;
-import io.jdet.ProtectionDomain;
-import io.jdet.QpCreate;
 import io.jdet.QpModify;
 import io.jdet.QpState;
-import io.jdet.QueuePair;
-import io.jdet.internal.verbs.NicImpl;
 import io.jdet.internal.wire.Frame;
 import io.jdet.testing.Tests;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -36,36 +27,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
  * connection ended (and whose queue pair was connected again) while it waited. Each failed before its fix.
  */
 @Timeout(60)
-class CmConcurrencyTest {
+class CmConcurrencyTest extends CmVictimCase {
     private static final int SERVICE = 4712;
     private static final long LONG_MS = 10_000;
 
-    private Det det;
-    private NicImpl nic;
-    private CompletionQueue cq;
-    private ProtectionDomain pd;
-    private QueuePair qp;
-    private ConnectionManager cm;
-    private CmRawPeer raw;
-
-    @BeforeEach
-    void open() {
-        det = Det.open();
-        nic = (NicImpl) det.openNic(Tests.uniqueFabric("cmconc"), null);
-        pd = nic.allocPd();
-        cq = nic.createCq(16, null);
-        qp = pd.createQp(QpCreate.of(cq, 4, 1));
-        cm = nic.connectionManager();
-        raw = new CmRawPeer(nic.address());
-    }
-
-    @AfterEach
-    void close() {
-        try {
-            raw.close();
-        } finally {
-            det.close();
-        }
+    @Override
+    protected String fabricTag() {
+        return "cmconc";
     }
 
     @Test

@@ -1,22 +1,16 @@
 package io.jdet.internal.cm;
 
-import io.jdet.CompletionQueue;
 import io.jdet.ConnectionListener;
 import io.jdet.ConnectionManager;
 import io.jdet.ConnectionRejectedException;
-import io.jdet.Det;
 import io.jdet.DetException;
 import io.jdet.Errno;
-import io.jdet.ProtectionDomain;
 import io.jdet.QpCreate;
 import io.jdet.QpState;
 import io.jdet.QueuePair;
 import io.jdet.internal.protocol.PeerValues;
-import io.jdet.internal.verbs.NicImpl;
 import io.jdet.internal.wire.Frame;
 import io.jdet.testing.Tests;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -38,39 +32,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * or refused frame moves (by exactly one).
  */
 @Timeout(60)
-class CmImplEdgesTest {
+class CmImplEdgesTest extends CmVictimCase {
     private static final int SERVICE = 4712;
     private static final int RAW_QP = 556;
     private static final long LONG_MS = 10_000;
 
-    private Det det;
-    private NicImpl nic;
-    private CompletionQueue cq;
-    private ProtectionDomain pd;
-    private QueuePair qp;
-    private ConnectionManager cm;
-    private CmRawPeer raw;
     private final Set<Integer> seen = new HashSet<>();
 
-    @BeforeEach
-    void open() {
-        det = Det.open();
-        nic = (NicImpl) det.openNic(Tests.uniqueFabric("cm-edges"), null);
-        pd = nic.allocPd();
-        cq = nic.createCq(16, null);
-        qp = pd.createQp(QpCreate.of(cq, 4, 1));
-        cm = nic.connectionManager();
-        raw = new CmRawPeer(nic.address());
-    }
-
-    @AfterEach
-    void close() {
-        try {
-            Tests.assertEngineHealthy(nic);
-        } finally {
-            raw.close();
-            det.close();
-        }
+    @Override
+    protected String fabricTag() {
+        return "cm-edges";
     }
 
     private long counter(final String name) {

@@ -1,19 +1,10 @@
 package io.jdet.internal.cm;
 
-import io.jdet.CompletionQueue;
-import io.jdet.ConnectionManager;
-import io.jdet.Det;
 import io.jdet.DetException;
 import io.jdet.Errno;
-import io.jdet.ProtectionDomain;
-import io.jdet.QpCreate;
 import io.jdet.QpState;
-import io.jdet.QueuePair;
 import io.jdet.Security;
-import io.jdet.internal.verbs.NicImpl;
 import io.jdet.internal.wire.Frame;
-import io.jdet.testing.Tests;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -36,7 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * with EACCES at once".
  */
 @Timeout(60)
-class CmProtectedAcceptTest {
+class CmProtectedAcceptTest extends CmVictimCase {
     private static final int SERVICE = 4712;
     private static final int RAW_QP = 556;
     private static final long LONG_MS = 10_000;
@@ -44,34 +35,14 @@ class CmProtectedAcceptTest {
     private static final int ACC_RSP_ISN = 0x0ABC_DEF0;
     private static final long ACC_LIMITS = CmWire.pack(4, 4);
 
-    private Det det;
-    private NicImpl nic;
-    private CompletionQueue cq;
-    private ProtectionDomain pd;
-    private QueuePair qp;
-    private ConnectionManager cm;
-    private CmRawPeer raw;
-
-    @BeforeEach
-    void open() {
-        det = Det.open();
-        nic = (NicImpl) det.openNic(Tests.uniqueFabric("cmsec"), null);
-        pd = nic.allocPd();
-        cq = nic.createCq(16, null);
-        qp = pd.createQp(QpCreate.of(cq, 4, 1));
-        cm = nic.connectionManager();
-        cm.security(Security.of(Security.Mode.AUTH));
-        raw = new CmRawPeer(nic.address());
+    @Override
+    protected String fabricTag() {
+        return "cmsec";
     }
 
-    @AfterEach
-    void close() {
-        try {
-            Tests.assertEngineHealthy(nic);
-        } finally {
-            raw.close();
-            det.close();
-        }
+    @BeforeEach
+    void protect() {
+        cm.security(Security.of(Security.Mode.AUTH));
     }
 
     /** The acceptor's half: takes the request's block, derives, and returns the ACCEPT's block and MAC. */
