@@ -28,14 +28,24 @@ package io.jdet;
  * @param allreduceRingMsg   at or above it (bytes) a long all-reduce is a ring even on a power-of-two group; MPICH
  *                           has no such switch (Rabenseifner's for every long message), hence the default
  *                           {@link Integer#MAX_VALUE}
+ * @param rendezvousBytes    at or above it (bytes) a message between two members goes by rendezvous: the receiver
+ *                           advertises its destination and the sender writes straight into it (no copy through
+ *                           the receive slots, one round trip more before the data moves); below it, eager chunks
+ *                           through the slots
  */
 public record CollectiveTuning(long timeoutMs, int maxSize, int depth, int slotBytes, int slots, int bcastShortMsg,
                                int bcastLongMsg, int bcastMinProcs, int allgatherShortMsg, int allgatherLongMsg,
                                int alltoallShortMsg, int alltoallMediumMsg, int alltoallMinProcs,
-                               int allreduceShortMsg, int allreduceRingMsg) {
-    /** The defaults: 10 s timeout, 1024 members, 16 outstanding, 8 slots of 16 KiB per peer, MPICH's switches. */
+                               int allreduceShortMsg, int allreduceRingMsg, long rendezvousBytes) {
+    /** The default {@link #rendezvousBytes}. */
+    public static final long RENDEZVOUS_BYTES = 65_536;
+
+    /**
+     * The defaults: 10 s timeout, 1024 members, 16 outstanding, 8 slots of 16 KiB per peer, MPICH's switches,
+     * rendezvous from 64 KiB.
+     */
     public static final CollectiveTuning DEFAULT = new CollectiveTuning(10_000, 1024, 16, 16_384, 8, 12_288, 524_288,
-        8, 81_920, 524_288, 256, 32_768, 8, 2048, Integer.MAX_VALUE);
+        8, 81_920, 524_288, 256, 32_768, 8, 2048, Integer.MAX_VALUE, RENDEZVOUS_BYTES);
 
     /**
      * Checks the values.
@@ -46,9 +56,24 @@ public record CollectiveTuning(long timeoutMs, int maxSize, int depth, int slotB
         if (timeoutMs < 1 || maxSize < 2 || depth < 1 || slotBytes < 64 || slots < 2 || slots > 4096
             || bcastShortMsg < 0 || bcastLongMsg < 0 || bcastMinProcs < 2 || allgatherShortMsg < 0
             || allgatherLongMsg < 0 || alltoallShortMsg < 0 || alltoallMediumMsg < 0 || alltoallMinProcs < 2
-            || allreduceShortMsg < 0 || allreduceRingMsg < 0) {
+            || allreduceShortMsg < 0 || allreduceRingMsg < 0 || rendezvousBytes < 1) {
             throw new DetException(Errno.EINVAL, "collective tunables out of range: " + this);
         }
+    }
+
+    /**
+     * The tunables before {@link #rendezvousBytes} existed, with its default {@link #RENDEZVOUS_BYTES}.
+     *
+     * @throws DetException EINVAL if a value is out of range
+     */
+    public CollectiveTuning(final long timeoutMs, final int maxSize, final int depth, final int slotBytes,
+                            final int slots, final int bcastShortMsg, final int bcastLongMsg, final int bcastMinProcs,
+                            final int allgatherShortMsg, final int allgatherLongMsg, final int alltoallShortMsg,
+                            final int alltoallMediumMsg, final int alltoallMinProcs, final int allreduceShortMsg,
+                            final int allreduceRingMsg) {
+        this(timeoutMs, maxSize, depth, slotBytes, slots, bcastShortMsg, bcastLongMsg, bcastMinProcs,
+            allgatherShortMsg, allgatherLongMsg, alltoallShortMsg, alltoallMediumMsg, alltoallMinProcs,
+            allreduceShortMsg, allreduceRingMsg, RENDEZVOUS_BYTES);
     }
 
     /**
@@ -60,7 +85,20 @@ public record CollectiveTuning(long timeoutMs, int maxSize, int depth, int slotB
     public CollectiveTuning withTimeoutMs(final long value) {
         return new CollectiveTuning(value, maxSize, depth, slotBytes, slots, bcastShortMsg, bcastLongMsg,
             bcastMinProcs, allgatherShortMsg, allgatherLongMsg, alltoallShortMsg, alltoallMediumMsg,
-            alltoallMinProcs, allreduceShortMsg, allreduceRingMsg);
+            alltoallMinProcs, allreduceShortMsg, allreduceRingMsg, rendezvousBytes);
+    }
+
+    /**
+     * A copy with another rendezvous threshold.
+     *
+     * @param bytes the least message that goes by rendezvous, at least 1 ({@link Long#MAX_VALUE}: never)
+     * @return the copy
+     * @throws DetException EINVAL if {@code bytes} is below 1
+     */
+    public CollectiveTuning withRendezvousBytes(final long bytes) {
+        return new CollectiveTuning(timeoutMs, maxSize, depth, slotBytes, slots, bcastShortMsg, bcastLongMsg,
+            bcastMinProcs, allgatherShortMsg, allgatherLongMsg, alltoallShortMsg, alltoallMediumMsg,
+            alltoallMinProcs, allreduceShortMsg, allreduceRingMsg, bytes);
     }
 
     /**
@@ -73,6 +111,6 @@ public record CollectiveTuning(long timeoutMs, int maxSize, int depth, int slotB
     public CollectiveTuning withSlots(final int bytes, final int count) {
         return new CollectiveTuning(timeoutMs, maxSize, depth, bytes, count, bcastShortMsg, bcastLongMsg,
             bcastMinProcs, allgatherShortMsg, allgatherLongMsg, alltoallShortMsg, alltoallMediumMsg,
-            alltoallMinProcs, allreduceShortMsg, allreduceRingMsg);
+            alltoallMinProcs, allreduceShortMsg, allreduceRingMsg, rendezvousBytes);
     }
 }

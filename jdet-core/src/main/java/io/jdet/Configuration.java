@@ -95,6 +95,11 @@ public final class Configuration implements Cloneable {
      * vCPU must be woken), at the price of up to that much CPU per wait.
      */
     public static final int UDP_SPIN_US_DEFAULT = 20;
+    /**
+     * Property of the default {@link CollectiveTuning#rendezvousBytes()} of {@link #collectives()} (default
+     * {@link CollectiveTuning#RENDEZVOUS_BYTES}).
+     */
+    public static final String CO_RENDEZVOUS_BYTES_PROP = "jdet.co.rendezvous.bytes";
     /** Property of {@link #ethEtherType()}. */
     public static final String ETH_ETHER_TYPE_PROP = "jdet.eth.ethertype";
     /**
@@ -162,7 +167,7 @@ public final class Configuration implements Cloneable {
     private int ethSpinUs = intProperty(ETH_SPIN_US_PROP, ETH_SPIN_US_DEFAULT);
     private int udpSpinUs = intProperty(UDP_SPIN_US_PROP, UDP_SPIN_US_DEFAULT);
     private FaultPlan faults = FaultPlan.NONE;
-    private CollectiveTuning collectives = CollectiveTuning.DEFAULT;
+    private CollectiveTuning collectives = rendezvousProperty();
     private String capture = emptyToNull(System.getProperty(CAPTURE_PROP));
     private boolean jmx = booleanProperty(JMX_PROP, JMX_DEFAULT);
     private int unknownRepliesPerSecond = intProperty(UNKNOWN_REPLIES_PROP, UNKNOWN_REPLIES_DEFAULT);
@@ -198,6 +203,16 @@ public final class Configuration implements Cloneable {
         } catch (final NumberFormatException e) {
             throw new DetException(Errno.EINVAL, "system property " + name + "=" + value + " is not a number");
         }
+    }
+
+    private static CollectiveTuning rendezvousProperty() {
+        final long bytes = longProperty(CO_RENDEZVOUS_BYTES_PROP, CollectiveTuning.RENDEZVOUS_BYTES);
+        if (bytes < 1) {
+            throw new DetException(Errno.EINVAL, "system property " + CO_RENDEZVOUS_BYTES_PROP + "=" + bytes
+                + " is below 1");
+        }
+        return bytes == CollectiveTuning.RENDEZVOUS_BYTES ? CollectiveTuning.DEFAULT
+            : CollectiveTuning.DEFAULT.withRendezvousBytes(bytes);
     }
 
     private static boolean booleanProperty(final String name, final boolean defaultValue) {

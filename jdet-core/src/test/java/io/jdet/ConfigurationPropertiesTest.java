@@ -49,4 +49,16 @@ class ConfigurationPropertiesTest {
         withProperty(Configuration.JMX_PROP, "FALSE", () ->
             assertFalse(new Configuration().jmx(), "any case, as Boolean.parseBoolean took it"));
     }
+
+    @Test
+    void theRendezvousThresholdOfCollectivesHasAProperty() {
+        withProperty(Configuration.CO_RENDEZVOUS_BYTES_PROP, "4096", () ->
+            assertEquals(4096, new Configuration().collectives().rendezvousBytes()));
+        assertEquals(CollectiveTuning.RENDEZVOUS_BYTES, new Configuration().collectives().rendezvousBytes());
+        withProperty(Configuration.CO_RENDEZVOUS_BYTES_PROP, "big", () ->
+            assertErrno(Errno.EINVAL, Configuration::new, "a malformed threshold"));
+        withProperty(Configuration.CO_RENDEZVOUS_BYTES_PROP, "0", () ->
+            assertErrno(Errno.EINVAL, Configuration::new, "a threshold below a byte"));
+        assertErrno(Errno.EINVAL, () -> CollectiveTuning.DEFAULT.withRendezvousBytes(0), "the same through the API");
+    }
 }

@@ -29,7 +29,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * Bruck all-gather, Bruck or all-at-once all-to-all, recursive-doubling all-reduce), "long" (every switch at 0:
  * scatter plus ring broadcast, ring all-gather, pairwise all-to-all, ring all-reduce) and "medium" (scatter plus
  * recursive-doubling broadcast, Bruck all-gather everywhere, all-at-once all-to-all, Rabenseifner's all-reduce on
- * the power-of-two sizes and a ring on the others).
+ * the power-of-two sizes and a ring on the others); and with each message of at least a byte (rendezvous) or 17
+ * bytes (mixed) going by rendezvous, under the long and the default switches.
  */
 class CollectiveVerbsTest {
     private static final int SLOT = 64;
@@ -41,6 +42,8 @@ class CollectiveVerbsTest {
             if (p <= 16) {
                 out.add(Arguments.of(p, "long"));
                 out.add(Arguments.of(p, "medium"));
+                out.add(Arguments.of(p, "rendezvous"));
+                out.add(Arguments.of(p, "mixed"));
             }
         }
         out.add(Arguments.of(64, "long"));
@@ -57,6 +60,9 @@ class CollectiveVerbsTest {
             case "mpich" -> d.withSlots(SLOT, slots);
             case "long" -> new CollectiveTuning(d.timeoutMs(), d.maxSize(), d.depth(), SLOT, slots, 0, 0, 2, 0, 0,
                 0, 0, 2, 0, 0);
+            case "rendezvous" -> new CollectiveTuning(d.timeoutMs(), d.maxSize(), d.depth(), SLOT, slots, 0, 0, 2,
+                0, 0, 0, 0, 2, 0, 0, 1);
+            case "mixed" -> d.withSlots(SLOT, slots).withRendezvousBytes(17);
             default -> new CollectiveTuning(d.timeoutMs(), d.maxSize(), d.depth(), SLOT, slots, 0, 1 << 30, 2,
                 1 << 30, 0, 0, 1 << 30, 2, 0, Integer.MAX_VALUE);
         };

@@ -80,7 +80,7 @@ final class Algorithms {
     }
 
     private int buf(final Buf b) {
-        return s.buffer(b.region(), b.offset(), b.addr(), b.key());
+        return s.buffer(b.owner(), b.region(), b.offset(), b.addr(), b.key());
     }
 
     private int abs(final int relative, final int root) {

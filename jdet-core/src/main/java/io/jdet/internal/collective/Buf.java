@@ -56,6 +56,11 @@ final class Buf {
         return owner == null || owner.usable() && owner.currentKey() == key;
     }
 
+    /** The region the segment lies in (null for memory no region holds, in tests). */
+    Region owner() {
+        return owner;
+    }
+
     MemorySegment region() {
         return region;
     }

@@ -3,8 +3,12 @@ package io.jdet.internal.collective;
 import io.jdet.DataSegment;
 import io.jdet.QueuePair;
 import io.jdet.WrFlags;
+import io.jdet.internal.verbs.MrImpl;
+import io.jdet.internal.verbs.MwImpl;
+import io.jdet.internal.verbs.QpImpl;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 
 /**
  * The connection to one peer: a queue pair, receive slots in the group's slot region, and credits. Every message
@@ -12,8 +16,9 @@ import java.lang.foreign.MemorySegment;
  * chunk and the receiver hands credits back when it has copied a chunk out, piggybacked on its own chunks or, when
  * half its slots are owed and nothing goes the other way, in a credit-only send that uses one of the spare slots.
  * So a receiver is never sent more than it has posted (no receiver-not-ready retries) and early chunks simply wait
- * in their slots. The immediate carries: bit 31 credit-only, bits 16 to 30 credits returned, bits 0 to 15 the
- * collective's ordinal, checked by the receiver.
+ * in their slots. The immediate carries: bit 31 credit-only, bits 16 to 30 credits returned, bit 15 the end of a
+ * rendezvous, bits 0 to 14 the collective's ordinal, checked by the receiver; a credit-only send's low bits say
+ * whether it is a rendezvous advertisement.
  *
  * <p>A message of at most {@link #eagerBytes} is sent eagerly: each chunk is copied into one of this channel's
  * bounce slots and sent from there, so the send operation is done once posted and the collective's step waits
@@ -24,11 +29,15 @@ import java.lang.foreign.MemorySegment;
  * acknowledgement, so acks ride on the peer's own traffic or its delayed ack, and one signaled completion retires
  * its unsignaled predecessors ({@link io.jdet.WorkCompletion#reapCount}).
  *
- * <p>With the internal switch {@code jdet.co.write} (for measuring, issue 10's "RDMA write with immediate or
- * send/recv"), data chunks travel instead as RDMA writes with immediate into the peer's data slots, which it
- * advertises once (address and remote key, in a credit-only send flagged {@link #ADVERT}): the k-th chunk goes to
- * data slot k mod slots on both sides, the immediate consumes a posted receive (re-posted at once), and the receive
- * buffers are then only the spare slots, so a send never lands where a write may.
+ * <p>A message of at least {@link #rendezvousBytes} goes by rendezvous (Gloo's way): when it is the next one the
+ * receiver expects from this peer, the receiver grants this queue pair alone remote write on its destination (a type
+ * 2 window it binds itself, {@link MwImpl#grantRemoteWrite}) and advertises address, key, length and ordinal in a
+ * credit-only send; the sender, whose message to this peer waits for that advertisement, writes it straight from
+ * its memory into the destination, the last write with an immediate (bit 15) that tells the receiver it is all
+ * there. No bounce copy, no copy out of a slot, no credit per chunk: one copy at the receiver, the placement, as for
+ * any RDMA write. A destination of several blocks is advertised with address 0, which asks for the eager chunks
+ * instead. The sender's step waits for its writes' completions (its memory is read until acknowledged); the
+ * receiver's step ends when the last write arrives, and its grant ends then.
  */
 final class Channel {
     static final long KIND_RECV = 1;
@@ -47,11 +56,15 @@ final class Channel {
      * measuring; 0 sends everything zero copy).
      */
     static final long EAGER_BYTES = Long.getLong("jdet.co.eager.bytes", 1L << 62);
-    /** Data by RDMA write with immediate into advertised slots instead of sends (internal switch). */
-    static final boolean WRITE_MODE = Boolean.getBoolean("jdet.co.write");
-    /** The low immediate bits of a credit-only send that carries the slot advertisement. */
-    private static final int ADVERT = 1;
-    private static final int ADVERT_BYTES = 12;
+    /** The immediate bit of a rendezvous's last write. */
+    private static final int RENDEZVOUS_DONE = 0x8000;
+    private static final int ORDINAL_MASK = 0x7fff;
+    /** The low immediate bits of a credit-only send that carries a rendezvous advertisement. */
+    private static final int ADVERT = 2;
+    /** An advertisement: address (8 bytes), key (4), ordinal (4), length (8). */
+    private static final int ADVERT_BYTES = 24;
+    /** The most bytes of one rendezvous write (a message's length is an int on the wire). */
+    private static final int MAX_WRITE = 1 << 30;
 
     final int peer;
     final QueuePair qp;
@@ -78,19 +91,24 @@ final class Channel {
     private int bounceInUse;
     private final int signalEvery;
     private int sinceSignal;
-    /** Write mode: this region's remote key (0 otherwise), the peer's advertised slots, and the slot rings. */
-    private final int slotRKey;
-    private boolean advertised;
-    private long remoteSlots;
-    private int remoteKey;
-    private boolean remoteKnown;
-    private int writeNext;
-    private int writeArrived;
-    private final boolean[] inRepost;
+    /** The least length that goes by rendezvous. */
+    private final long rendezvousBytes;
+    /** The window this channel grants its destinations through, to its queue pair alone. */
+    private final MwImpl window;
+    /** Receiving: an advertisement was sent for the next expected message; it asked for eager chunks. */
+    private boolean advertSent;
+    private boolean advertEager;
+    /** Sending: the peer's advertisement for the next message to it, once it arrived. */
+    private boolean peerAdvert;
+    private long peerAddress;
+    private int peerKey;
+    private int peerOrdinal;
+    private long peerLength;
 
     private final int[] inSlot;
     private final int[] inLen;
     private final int[] inTag;
+    private final boolean[] inDone;
     private int inHead;
     private int inCount;
 
@@ -103,7 +121,8 @@ final class Channel {
     private final DataSegment[] recvSegment = {new DataSegment()};
 
     Channel(final int peer, final QueuePair qp, final int sqDepth, final MemorySegment slots, final long slotAddress,
-            final int slotKey, final int slotRKey, final int slotBytes, final int dataSlots) {
+            final int slotKey, final int slotBytes, final int dataSlots, final long rendezvousBytes,
+            final MwImpl window) {
         this.peer = peer;
         this.qp = qp;
         this.sqDepth = sqDepth;
@@ -119,12 +138,13 @@ final class Channel {
         this.bounceFirst = dataSlots + SPARE;
         this.bounceCount = dataSlots;
         this.signalEvery = Math.max(1, Math.min(dataSlots, sqDepth) / 2);
-        this.slotRKey = slotRKey;
+        this.rendezvousBytes = rendezvousBytes;
+        this.window = window;
         final int n = dataSlots + SPARE;
         inSlot = new int[n];
         inLen = new int[n];
         inTag = new int[n];
-        inRepost = new boolean[n];
+        inDone = new boolean[n];
         for (int i = 0; i < MAX_SGE; i++) {
             gather[i] = new DataSegment();
         }
@@ -145,7 +165,7 @@ final class Channel {
     }
 
     void postRecv(final int slot) {
-        recvSegment[0].set(slotAddress + (long) buffer(slot) * slotBytes, slotBytes, slotKey);
+        recvSegment[0].set(slotAddress + (long) slot * slotBytes, slotBytes, slotKey);
         qp.recv(id(KIND_RECV, peer, slot), recvSegment, 1);
     }
 
@@ -156,14 +176,9 @@ final class Channel {
         }
     }
 
-    /** The buffer of receive {@code slot}: itself, or in write mode a spare slot (data slots are write targets). */
-    private int buffer(final int slot) {
-        return WRITE_MODE ? dataSlots + slot % SPARE : slot;
-    }
-
     /**
-     * A chunk arrived: by a send into receive {@code slot}'s buffer, or in write mode (data only; credits and the
-     * advertisement are sends there too) by a write with immediate into the next data slot.
+     * A receive completed: a chunk sent into receive {@code slot}, a credit-only send (credits, perhaps an
+     * advertisement), or a rendezvous's last write with immediate (its data went to the destination, not the slot).
      *
      * @return true if it carried data and waits to be consumed
      * @throws IllegalStateException if the peer overran its credits or sent a malformed advertisement
@@ -172,13 +187,7 @@ final class Channel {
         credits += immediate >>> 16 & 0x7fff;
         if ((immediate & CREDIT_ONLY) != 0) {
             if ((immediate & 0xffff) == ADVERT) {
-                if (!WRITE_MODE || length != ADVERT_BYTES) {
-                    throw new IllegalStateException("peer " + peer + " sent a malformed slot advertisement");
-                }
-                final long at = (long) buffer(slot) * slotBytes;
-                remoteSlots = slots.get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, at);
-                remoteKey = slots.get(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED, at + 8);
-                remoteKnown = true;
+                takeAdvert((long) slot * slotBytes, length);
             }
             postRecv(slot);
             return false;
@@ -187,19 +196,28 @@ final class Channel {
             throw new IllegalStateException("peer " + peer + " overran its credits");
         }
         final int at = (inHead + inCount) % inSlot.length;
-        if (WRITE_MODE) {
-            inSlot[at] = writeArrived;
-            inRepost[at] = false;
-            writeArrived = writeArrived + 1 == dataSlots ? 0 : writeArrived + 1;
-            postRecv(slot);
-        } else {
-            inSlot[at] = slot;
-            inRepost[at] = true;
-        }
+        inSlot[at] = slot;
         inLen[at] = length;
-        inTag[at] = immediate & 0xffff;
+        inTag[at] = immediate & ORDINAL_MASK;
+        inDone[at] = (immediate & RENDEZVOUS_DONE) != 0;
         inCount++;
         return true;
+    }
+
+    private void takeAdvert(final long at, final int length) {
+        if (length != ADVERT_BYTES || peerAdvert) {
+            throw new IllegalStateException("peer " + peer + " sent a malformed or unexpected rendezvous "
+                + "advertisement");
+        }
+        peerAddress = slots.get(ValueLayout.JAVA_LONG_UNALIGNED, at);
+        peerKey = slots.get(ValueLayout.JAVA_INT_UNALIGNED, at + 8);
+        peerOrdinal = slots.get(ValueLayout.JAVA_INT_UNALIGNED, at + 12);
+        peerLength = slots.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 16);
+        peerAdvert = true;
+    }
+
+    private boolean rendezvous(final Schedule s, final int op) {
+        return s.total[op] >= rendezvousBytes;
     }
 
     /**
@@ -214,9 +232,35 @@ final class Channel {
             final int op = recvQ.peek();
             final int slot = inSlot[inHead];
             final int len = inLen[inHead];
-            if (inTag[inHead] != (tag & 0xffff)) {
+            if (inTag[inHead] != (tag & ORDINAL_MASK)) {
                 throw new IllegalStateException("peer " + peer + " sent collective " + inTag[inHead] + ", expected "
-                    + (tag & 0xffff) + ": the members posted different collectives");
+                    + (tag & ORDINAL_MASK) + ": the members posted different collectives");
+            }
+            if (rendezvous(s, op) && !advertSent) {
+                throw new IllegalStateException("peer " + peer + " sent data before this member advertised its "
+                    + "destination: the members disagree on a length");
+            }
+            if (inDone[inHead]) {
+                if (!advertSent || advertEager || len != s.total[op]) {
+                    throw new IllegalStateException("peer " + peer + " ended a rendezvous of " + len + " bytes where "
+                        + (advertSent && !advertEager ? s.total[op] + " were advertised" : "none was advertised"));
+                }
+                window.revokeGrant();
+                // The sender's step waits for the acknowledgement of its writes, which the engine would leave for
+                // this application's next pass on this NIC: this member may not come back soon (its collective may
+                // be done).
+                ((QpImpl) qp).ackNow();
+                advertSent = false;
+                inHead = (inHead + 1) % inSlot.length;
+                inCount--;
+                postRecv(slot);
+                toReturn++;
+                recvQ.poll();
+                done++;
+                continue;
+            }
+            if (advertSent && !advertEager) {
+                throw new IllegalStateException("peer " + peer + " sent a chunk into a rendezvous");
             }
             final long remaining = s.total[op] - recvOff;
             if (len > remaining || len == 0 && remaining > 0) {
@@ -225,16 +269,14 @@ final class Channel {
             }
             scatter(s, op, recvOff, (long) slot * slotBytes, len);
             recvOff += len;
-            final boolean repost = inRepost[inHead];
             inHead = (inHead + 1) % inSlot.length;
             inCount--;
-            if (repost) {
-                postRecv(slot);
-            }
+            postRecv(slot);
             toReturn++;
             if (recvOff == s.total[op]) {
                 recvQ.poll();
                 recvOff = 0;
+                advertSent = false;
                 done++;
             }
         }
@@ -253,12 +295,30 @@ final class Channel {
      */
     int pumpSends(final Schedule s, final int tag) {
         int done = 0;
-        if (WRITE_MODE && !advertised && sqInUse < sqDepth && bounceInUse < bounceCount) {
-            advertise();
+        if (!advertSent && !recvQ.isEmpty() && recvOff == 0 && rendezvous(s, recvQ.peek()) && sqInUse < sqDepth
+            && bounceInUse < bounceCount) {
+            advertise(s, recvQ.peek(), tag);
         }
-        while (!sendQ.isEmpty() && credits > 0 && sqInUse < sqDepth && (!WRITE_MODE || remoteKnown)) {
+        while (!sendQ.isEmpty() && credits > 0 && sqInUse < sqDepth) {
             final int op = sendQ.peek();
             final long total = s.total[op];
+            if (rendezvous(s, op)) {
+                if (!peerAdvert) {
+                    break;
+                }
+                if (peerOrdinal != tag || peerLength != total) {
+                    throw new IllegalStateException("peer " + peer + " advertised " + peerLength + " bytes for "
+                        + "collective " + peerOrdinal + " where " + total + " go for " + tag
+                        + ": the members disagree on a length");
+                }
+                if (peerAddress != 0) {
+                    if (!writeRendezvous(s, op, total, tag)) {
+                        break;
+                    }
+                    done++;
+                    continue;
+                }
+            }
             final int max = (int) Math.min(slotBytes, total - sendOff);
             final int n;
             final byte kind;
@@ -278,14 +338,8 @@ final class Channel {
                 postedChunks++;
                 kind = WR_ZERO_COPY;
             }
-            final int imm = Math.min(toReturn, 0x7fff) << 16 | tag & 0xffff;
-            if (WRITE_MODE) {
-                qp.write(id(KIND_SEND, peer, 0), gather, sgeCount, remoteSlots + (long) writeNext * slotBytes,
-                    remoteKey, WrFlags.IMMEDIATE | signal(kind), imm);
-                writeNext = writeNext + 1 == dataSlots ? 0 : writeNext + 1;
-            } else {
-                qp.send(id(KIND_SEND, peer, 0), gather, sgeCount, WrFlags.IMMEDIATE | signal(kind), imm);
-            }
+            final int imm = Math.min(toReturn, 0x7fff) << 16 | tag & ORDINAL_MASK;
+            qp.send(id(KIND_SEND, peer, 0), gather, sgeCount, WrFlags.IMMEDIATE | signal(kind), imm);
             toReturn -= Math.min(toReturn, 0x7fff);
             credits--;
             pushed(kind);
@@ -293,6 +347,7 @@ final class Channel {
             if (sendOff == total) {
                 sendQ.poll();
                 sendOff = 0;
+                peerAdvert = false;
                 done++;
             }
         }
@@ -306,18 +361,64 @@ final class Channel {
         return done;
     }
 
-    /** Write mode: tells the peer where this channel's data slots are, once, from a bounce slot. */
-    private void advertise() {
+    /**
+     * Writes what is left of message {@code op} into the peer's advertised destination, as far as the send queue
+     * allows: unsignaled writes of up to {@link #MAX_SGE} blocks, the last one with the immediate that ends the
+     * rendezvous (it consumes a receive at the peer, hence a credit) and signaled, so that its completion retires
+     * them all.
+     *
+     * @return whether the whole message is posted
+     */
+    private boolean writeRendezvous(final Schedule s, final int op, final long total, final int tag) {
+        while (sqInUse < sqDepth) {
+            final int n = gatherChunk(s, op, sendOff, (int) Math.min(MAX_WRITE, total - sendOff));
+            final long at = peerAddress + sendOff;
+            postedChunks++;
+            if (sendOff + n < total) {
+                qp.write(id(KIND_SEND, peer, 0), gather, sgeCount, at, peerKey, WrFlags.SUPPRESSED, 0);
+                pushed(WR_ZERO_COPY);
+                sendOff += n;
+                continue;
+            }
+            final int imm = Math.min(toReturn, 0x7fff) << 16 | RENDEZVOUS_DONE | tag & ORDINAL_MASK;
+            qp.write(id(KIND_SEND, peer, 0), gather, sgeCount, at, peerKey, WrFlags.IMMEDIATE, imm);
+            toReturn -= Math.min(toReturn, 0x7fff);
+            credits--;
+            pushed(WR_ZERO_COPY);
+            sendQ.poll();
+            sendOff = 0;
+            peerAdvert = false;
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * Tells the peer where the next message it sends this member goes, from a bounce slot: a grant of remote write
+     * on the destination to this queue pair alone, or address 0 (eager chunks) when the destination is several
+     * blocks or memory no region holds.
+     */
+    private void advertise(final Schedule s, final int op, final int tag) {
+        long address = 0;
+        int key = 0;
+        final int b = s.first[op];
+        if (s.count[op] == 1 && s.owners[s.blockBuf[b]] instanceof MrImpl region) {
+            address = s.addrs[s.blockBuf[b]] + s.blockOff[b];
+            key = window.grantRemoteWrite((QpImpl) qp, region, address, s.total[op]);
+        }
         final int slot = bounceFirst + bounceNext;
         final long at = (long) slot * slotBytes;
-        slots.set(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, at, slotAddress);
-        slots.set(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED, at + 8, slotRKey);
+        slots.set(ValueLayout.JAVA_LONG_UNALIGNED, at, address);
+        slots.set(ValueLayout.JAVA_INT_UNALIGNED, at + 8, key);
+        slots.set(ValueLayout.JAVA_INT_UNALIGNED, at + 12, tag);
+        slots.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 16, s.total[op]);
         gather[0].set(slotAddress + at, ADVERT_BYTES, slotKey);
         bounceNext = bounceNext + 1 == bounceCount ? 0 : bounceNext + 1;
         bounceInUse++;
         qp.send(id(KIND_CREDIT, peer, 0), gather, 1, WrFlags.IMMEDIATE | signal(WR_BOUNCE), CREDIT_ONLY | ADVERT);
         pushed(WR_BOUNCE);
-        advertised = true;
+        advertSent = true;
+        advertEager = address == 0;
     }
 
     /** SUPPRESSED unless this send must report: every zero-copy chunk and every {@link #signalEvery}-th send. */
@@ -422,5 +523,7 @@ final class Channel {
         recvQ.clear();
         sendOff = 0;
         recvOff = 0;
+        advertSent = false;
+        peerAdvert = false;
     }
 }

@@ -776,7 +776,7 @@ public final class CollectiveImpl implements Collective {
             scratchArena = Arena.ofShared();
             scratchMr = pd.regMr(scratchArena.allocate(grown, 64), Access.LOCAL_READ | Access.LOCAL_WRITE);
         }
-        return s.buffer(scratchMr.segment(), 0, scratchMr.address(), scratchMr.lKey());
+        return s.buffer((MrImpl) scratchMr, scratchMr.segment(), 0, scratchMr.address(), scratchMr.lKey());
     }
 
     // ------------------------------------------------------------------ failure and close
@@ -884,12 +884,16 @@ public final class CollectiveImpl implements Collective {
         }
     }
 
-    /** Closes queue pairs first, then completion queues, regions and arenas, as their dependencies require. */
+    /**
+     * Closes queue pairs (and listeners and windows) first, then completion queues, regions and arenas, as their
+     * dependencies require.
+     */
     static void closeAll(final List<AutoCloseable> all) {
         for (int pass = 0; pass < 4; pass++) {
             for (final AutoCloseable c : all) {
                 final boolean now = switch (pass) {
-                    case 0 -> c instanceof QueuePair || c instanceof io.jdet.ConnectionListener;
+                    case 0 -> c instanceof QueuePair || c instanceof io.jdet.ConnectionListener
+                        || c instanceof io.jdet.MemoryWindow;
                     case 1 -> c instanceof CompletionQueue;
                     case 2 -> c instanceof MemoryRegion;
                     default -> c instanceof Arena;

@@ -16,6 +16,7 @@ import io.jdet.QpModify;
 import io.jdet.QueuePair;
 import io.jdet.WcStatus;
 import io.jdet.WorkCompletion;
+import io.jdet.internal.verbs.MwImpl;
 import io.jdet.internal.verbs.QpImpl;
 
 import java.lang.foreign.Arena;
@@ -105,8 +106,7 @@ final class Joiner implements Runnable {
             final Arena arena = own(Arena.ofShared());
             final int regionSlots = Channel.regionSlots(dataSlots);
             final MemorySegment slotMem = arena.allocate(slotRegionBytes(p, co.tuning), 64);
-            final MemoryRegion slotMr = own(co.pd.regMr(slotMem, Access.LOCAL_READ | Access.LOCAL_WRITE
-                | (Channel.WRITE_MODE ? Access.REMOTE_WRITE : 0)));
+            final MemoryRegion slotMr = own(co.pd.regMr(slotMem, Access.LOCAL_READ | Access.LOCAL_WRITE));
             final Channel[] mesh = new Channel[p];
             final int[] myQps = new int[p];
             myPsns = new long[p];
@@ -118,9 +118,10 @@ final class Joiner implements Runnable {
                 final QueuePair qp = silent(own(co.pd.createQp(new QpCreate(dataCq, dataCq, sqDepth, perPeer,
                     Channel.MAX_SGE, 1, 1, 1))));
                 final long base = (long) k * regionSlots * slotBytes;
+                final MwImpl window = (MwImpl) own(co.pd.createMw(2));
                 mesh[j] = new Channel(j, qp, sqDepth, slotMem.asSlice(base, (long) regionSlots * slotBytes),
-                    slotMr.address() + base, slotMr.lKey(), Channel.WRITE_MODE ? slotMr.rKey() : 0, slotBytes,
-                    dataSlots);
+                    slotMr.address() + base, slotMr.lKey(), slotBytes, dataSlots, co.tuning.rendezvousBytes(),
+                    window);
                 mesh[j].postAll();
                 myQps[j] = qp.number();
                 myPsns[j] = qp.query().localPsn();

@@ -1,5 +1,7 @@
 package io.jdet.internal.collective;
 
+import io.jdet.internal.protocol.Region;
+
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 
@@ -21,6 +23,8 @@ final class Schedule {
     MemorySegment[] segs = new MemorySegment[8];
     long[] addrs = new long[8];
     int[] keys = new int[8];
+    /** Each buffer's region, where known (null for memory no region holds, in tests): a rendezvous grants it. */
+    Region[] owners = new Region[8];
     private long[] starts = new long[8];
     int buffers;
 
@@ -41,6 +45,7 @@ final class Schedule {
 
     void reset() {
         Arrays.fill(segs, 0, buffers, null);
+        Arrays.fill(owners, 0, buffers, null);
         buffers = 0;
         blocks = 0;
         ops = 0;
@@ -58,15 +63,32 @@ final class Schedule {
      * @return the buffer's index
      */
     int buffer(final MemorySegment region, final long start, final long address, final int key) {
+        return buffer(null, region, start, address, key);
+    }
+
+    /**
+     * Adds a buffer of a known region.
+     *
+     * @param owner   the region (null if none)
+     * @param region  the memory of the region the buffer lies in
+     * @param start   where the buffer starts in it
+     * @param address the buffer's address
+     * @param key     its local key
+     * @return the buffer's index
+     */
+    int buffer(final Region owner, final MemorySegment region, final long start, final long address,
+               final int key) {
         if (buffers == segs.length) {
             segs = Arrays.copyOf(segs, buffers * 2);
             addrs = Arrays.copyOf(addrs, buffers * 2);
             keys = Arrays.copyOf(keys, buffers * 2);
+            owners = Arrays.copyOf(owners, buffers * 2);
             starts = Arrays.copyOf(starts, buffers * 2);
         }
         segs[buffers] = region;
         addrs[buffers] = address - start;
         keys[buffers] = key;
+        owners[buffers] = owner;
         starts[buffers] = start;
         return buffers++;
     }

@@ -1,6 +1,7 @@
 package io.jdet.internal.verbs;
 
 import io.jdet.MemoryWindow;
+import io.jdet.Access;
 import io.jdet.MwAttributes;
 
 /**
@@ -24,6 +25,8 @@ public final class MwImpl implements MemoryWindow {
     /** For type 2: the queue pair whose bind is in force; only it may use the window remotely. */
     QpImpl boundQp;
     boolean destroyed;
+    /** Bound by {@link #grantRemoteWrite}, for the library's own use: the region does not count it as bound. */
+    private boolean granted;
 
     MwImpl(final PdImpl pd, final int type) {
         this.nic = pd.nic;
@@ -46,7 +49,10 @@ public final class MwImpl implements MemoryWindow {
     /** Ends the binding, if any. */
     void unbind() {
         if (bound) {
-            mr.boundWindows--;
+            if (!granted) {
+                mr.boundWindows--;
+            }
+            granted = false;
             bound = false;
             mr = null;
             address = 0;
@@ -54,6 +60,45 @@ public final class MwImpl implements MemoryWindow {
             access = 0;
             zeroBased = false;
             boundQp = null;
+        }
+    }
+
+    /**
+     * Binds this type 2 window, at once and without a work request, for the library's own use (a collective's
+     * rendezvous): {@code qp} alone may write {@code [address, address + length)} of {@code region} through the
+     * returned key until {@link #revokeGrant}. Unlike a bind it needs no {@code MW_BIND} right on the region, which
+     * was checked for local write when the collective resolved it, and the region does not count it as bound, so
+     * deregistering the region stays possible and simply makes the key fail (the collective then fails, as it does
+     * when its buffer's region goes). The caller holds the engine's data-path lock and owns this window outright.
+     *
+     * @param qp      the only queue pair that may use the key
+     * @param region  the region the range lies in (the caller checked that it does)
+     * @param address the first byte
+     * @param length  the bytes
+     * @return the key, fresh for every grant
+     * @throws IllegalStateException if the window is not a type 2 window of the library's, or is bound or closed
+     */
+    public int grantRemoteWrite(final QpImpl qp, final MrImpl region, final long address, final long length) {
+        if (type != 2 || bound || destroyed) {
+            throw new IllegalStateException("window not free for a grant: " + this);
+        }
+        mr = region;
+        this.address = address;
+        this.length = length;
+        access = Access.REMOTE_WRITE;
+        zeroBased = false;
+        boundQp = qp;
+        granted = true;
+        bound = true;
+        activeRKey = nextKey();
+        rKey = activeRKey;
+        return activeRKey;
+    }
+
+    /** Ends a {@link #grantRemoteWrite} grant, if one is in force; the caller holds the engine's data-path lock. */
+    public void revokeGrant() {
+        if (granted) {
+            unbind();
         }
     }
 

@@ -881,6 +881,18 @@ public final class QpImpl implements QueuePair, ProtocolQp {
         }
     }
 
+    /**
+     * Sends the acknowledgement this queue pair owes, if any, now rather than at the application's next pass: for
+     * the library's own users that know the sender waits for it and that the application may not poll this NIC
+     * again soon (a collective member whose rendezvous just ended). The caller holds the engine's data-path lock.
+     * Raises nothing.
+     */
+    public void ackNow() {
+        if (ackPending && !destroyed) {
+            nic.sendAck(this);
+        }
+    }
+
     /** Every frame sent carries the acknowledgements: nothing is owed any more. */
     void acksSent() {
         unackedFrames = 0;
