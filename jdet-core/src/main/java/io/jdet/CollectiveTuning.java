@@ -64,6 +64,21 @@ public record CollectiveTuning(long timeoutMs, int maxSize, int depth, int slotB
     /**
      * The tunables before {@link #rendezvousBytes} existed, with its default {@link #RENDEZVOUS_BYTES}.
      *
+     * @param timeoutMs         see {@link #timeoutMs()}
+     * @param maxSize           see {@link #maxSize()}
+     * @param depth             see {@link #depth()}
+     * @param slotBytes         see {@link #slotBytes()}
+     * @param slots             see {@link #slots()}
+     * @param bcastShortMsg     see {@link #bcastShortMsg()}
+     * @param bcastLongMsg      see {@link #bcastLongMsg()}
+     * @param bcastMinProcs     see {@link #bcastMinProcs()}
+     * @param allgatherShortMsg see {@link #allgatherShortMsg()}
+     * @param allgatherLongMsg  see {@link #allgatherLongMsg()}
+     * @param alltoallShortMsg  see {@link #alltoallShortMsg()}
+     * @param alltoallMediumMsg see {@link #alltoallMediumMsg()}
+     * @param alltoallMinProcs  see {@link #alltoallMinProcs()}
+     * @param allreduceShortMsg see {@link #allreduceShortMsg()}
+     * @param allreduceRingMsg  see {@link #allreduceRingMsg()}
      * @throws DetException EINVAL if a value is out of range
      */
     public CollectiveTuning(final long timeoutMs, final int maxSize, final int depth, final int slotBytes,
