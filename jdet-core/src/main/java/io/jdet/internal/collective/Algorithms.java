@@ -313,30 +313,43 @@ final class Algorithms {
                 total += bl[j];
             }
         }
-        if (q.src != null) {
-            s.copy(buf(q.src), 0, bb[r], bo[r], bl[r]);
-            s.round();
+        // This member's own block goes from src to its place while the first step's transfers are in flight; that
+        // step sends it (in all three algorithms the first step sends this member's block alone) from src, and no
+        // step receives into it.
+        final int own = q.src != null ? buf(q.src) : -1;
+        if (own >= 0) {
+            s.copyEarly(own, 0, bb[r], bo[r], bl[r]);
         }
         if (powerOfTwo(p) && total < t.allgatherLongMsg()) {
             for (int mask = 1; mask < p; mask <<= 1) {
                 final int partner = r ^ mask;
-                blocks(s.send(partner), bb, bo, bl, r & ~(mask - 1), mask);
+                sendOwnOr(s.send(partner), own, bl[r], mask == 1, bb, bo, bl, r & ~(mask - 1), mask);
                 blocks(s.recv(partner), bb, bo, bl, partner & ~(mask - 1), mask);
                 s.round();
             }
         } else if (total < t.allgatherShortMsg()) {
             for (int d = 1; d < p; d <<= 1) {
                 final int c = Math.min(d, p - d);
-                blocks(s.send(mod(r - d)), bb, bo, bl, r, c);
+                sendOwnOr(s.send(mod(r - d)), own, bl[r], d == 1, bb, bo, bl, r, c);
                 blocks(s.recv(mod(r + d)), bb, bo, bl, r + d, c);
                 s.round();
             }
         } else {
             for (int i = 0; i < p - 1; i++) {
-                blocks(s.send(mod(r + 1)), bb, bo, bl, r - i, 1);
+                sendOwnOr(s.send(mod(r + 1)), own, bl[r], i == 0, bb, bo, bl, r - i, 1);
                 blocks(s.recv(mod(r - 1)), bb, bo, bl, r - i - 1, 1);
                 s.round();
             }
+        }
+    }
+
+    /** The first step's message from src (this member's block alone), or the blocks from the destination. */
+    private void sendOwnOr(final Schedule m, final int own, final long ownLen, final boolean first, final int[] bb,
+                           final long[] bo, final long[] bl, final int from, final int count) {
+        if (first && own >= 0) {
+            m.block(own, 0, ownLen);
+        } else {
+            blocks(m, bb, bo, bl, from, count);
         }
     }
 
@@ -387,7 +400,7 @@ final class Algorithms {
             }
             return;
         }
-        s.copy(src, r * blk, dst, r * blk, blk);
+        s.copyEarly(src, r * blk, dst, r * blk, blk); // no transfer touches this member's own block
         final boolean pairwise = blk > t.alltoallMediumMsg();
         for (int i = 1; i < p; i++) {
             final int to = pairwise && powerOfTwo(p) ? r ^ i : mod(r + i);

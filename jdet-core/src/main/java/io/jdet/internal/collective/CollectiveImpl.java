@@ -80,6 +80,8 @@ public final class CollectiveImpl implements Collective {
     private int recvsPending;
     private int sendOpsPending;
     private int chunksInFlight;
+    /** Whether the current round's early copies ran. */
+    private boolean earlyDone;
     private long lastProgressNs;
     private final WorkCompletion[] wcs = new WorkCompletion[64];
 
@@ -687,6 +689,10 @@ public final class CollectiveImpl implements Collective {
                     ch.postedChunks = 0;
                 }
             }
+            if (!earlyDone) {
+                earlyDone = true; // the round's first sends are posted: its early copies overlap their flight
+                runLocals(round, true);
+            }
             if (recvsPending > 0 || sendOpsPending > 0 || chunksInFlight > 0) {
                 return;
             }
@@ -696,7 +702,7 @@ public final class CollectiveImpl implements Collective {
                     + "re-keyed while the collective ran");
                 return;
             }
-            runLocals(round);
+            runLocals(round, false);
             lastProgressNs = now;
             round++;
             if (round >= schedule.rounds) {
@@ -731,6 +737,7 @@ public final class CollectiveImpl implements Collective {
 
     private void startRound(final int r) {
         final Schedule s = schedule;
+        earlyDone = false;
         for (int op = s.roundStart[r]; op < s.roundStart[r + 1]; op++) {
             if (s.kind[op] == Schedule.SEND) {
                 channels[s.peer[op]].sendQ.add(op);
@@ -742,19 +749,20 @@ public final class CollectiveImpl implements Collective {
         }
     }
 
-    private void runLocals(final int r) {
+    /** Runs round {@code r}'s early copies, or its copies and reductions once its transfers are done. */
+    private void runLocals(final int r, final boolean early) {
         final Schedule s = schedule;
         if (r >= s.rounds) {
             return;
         }
         for (int op = s.roundStart[r]; op < s.roundStart[r + 1]; op++) {
             final byte k = s.kind[op];
-            if (k == Schedule.COPY || k == Schedule.REDUCE) {
+            if (early ? k == Schedule.EARLY_COPY : k == Schedule.COPY || k == Schedule.REDUCE) {
                 final int src = s.first[op];
                 final int dst = src + 1;
                 final MemorySegment from = s.segs[s.blockBuf[src]];
                 final MemorySegment to = s.segs[s.blockBuf[dst]];
-                if (k == Schedule.COPY) {
+                if (k != Schedule.REDUCE) {
                     MemorySegment.copy(from, s.blockOff[src], to, s.blockOff[dst], s.total[op]);
                 } else {
                     Reduction.apply(current.op, current.reduceType, from, s.blockOff[src], to, s.blockOff[dst],

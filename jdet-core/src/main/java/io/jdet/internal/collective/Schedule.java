@@ -18,6 +18,8 @@ final class Schedule {
     static final byte RECV = 1;
     static final byte COPY = 2;
     static final byte REDUCE = 3;
+    /** A local copy run as soon as its round's transfers are posted, while they are in flight. */
+    static final byte EARLY_COPY = 4;
 
     /** Each buffer's region memory, that memory's address, and the buffer's local key and start in that memory. */
     MemorySegment[] segs = new MemorySegment[8];
@@ -160,6 +162,15 @@ final class Schedule {
         local(COPY, srcBuf, srcOff, dstBuf, dstOff, len);
     }
 
+    /**
+     * A local copy run once the round's transfers are posted, while they are in flight, instead of after them: for a
+     * copy (a member's own block) that no transfer of its round reads at its destination or writes at either end,
+     * so that it overlaps the wait for the peers instead of adding to it.
+     */
+    void copyEarly(final int srcBuf, final long srcOff, final int dstBuf, final long dstOff, final long len) {
+        local(EARLY_COPY, srcBuf, srcOff, dstBuf, dstOff, len);
+    }
+
     /** A local reduction of src into dst, run when the round's transfers are done. */
     void reduce(final int srcBuf, final long srcOff, final int dstBuf, final long dstOff, final long len) {
         local(REDUCE, srcBuf, srcOff, dstBuf, dstOff, len);
@@ -167,7 +178,7 @@ final class Schedule {
 
     private void local(final byte k, final int srcBuf, final long srcOff, final int dstBuf, final long dstOff,
                        final long len) {
-        if (len == 0 || k == COPY && srcBuf == dstBuf && srcOff == dstOff) {
+        if (len == 0 || k != REDUCE && srcBuf == dstBuf && srcOff == dstOff) {
             return;
         }
         final int o = op(k, -1);

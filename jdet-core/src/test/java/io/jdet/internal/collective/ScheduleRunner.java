@@ -18,7 +18,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * Runs the schedules {@link Algorithms} builds for every member of a group in one thread, with what the engine
  * promises of a round and nothing more: a round's sends are queued when it starts (and read then), its receives take
  * the next messages from their peers in order (one message each, of exactly the length the receive expects), and
- * its local copies and reductions run once every receive of the round is done. Messages between two members stay in
+ * its local copies and reductions run once every receive of the round is done (its early copies first). Messages between two members stay in
  * order. A member never sends to itself (it has no channel to itself). Fresh scratch memory holds garbage.
  */
 final class ScheduleRunner {
@@ -175,6 +175,16 @@ final class ScheduleRunner {
         for (int op = from; op < to; op++) {
             if (s.kind[op] == Schedule.RECV) {
                 scatter(s, op, wires[s.peer[op]][r].poll());
+            }
+        }
+        // The early copies run while the round's transfers are in flight: here after them (the sends read their
+        // bytes at the round's start, the receives are in place), so that a send of the copy's destination, or a
+        // receive into either end of it, gives a wrong result.
+        for (int op = from; op < to; op++) {
+            final int src = s.first[op];
+            if (s.kind[op] == Schedule.EARLY_COPY) {
+                MemorySegment.copy(s.segs[s.blockBuf[src]], s.blockOff[src], s.segs[s.blockBuf[src + 1]],
+                    s.blockOff[src + 1], s.total[op]);
             }
         }
         for (int op = from; op < to; op++) {
