@@ -25,6 +25,8 @@ final class Algorithms {
     private final long[] blockOff;
     private final long[] blockLen;
     private final long[] chunkOff;
+    /** An all-reduce's src while its first round is built (its sends read it), else -1. */
+    private int firstSendBuf = -1;
 
     /**
      * A member's schedule builder, made once per group and reused for every collective, so that building a
@@ -428,9 +430,12 @@ final class Algorithms {
     private void allreduce(final Request q) {
         final int d = buf(q.dst);
         final long n = q.dst.length();
+        // src goes into dst while the first round's transfers are in flight: that round's sends read src instead
+        // (the same layout), its receives go to scratch memory, and its reduction runs after the copy.
+        firstSendBuf = -1;
         if (q.src != null) {
-            s.copy(buf(q.src), 0, d, 0, n);
-            s.round();
+            firstSendBuf = buf(q.src);
+            s.copyEarly(firstSendBuf, 0, d, 0, n);
         }
         final long count = n / 8;
         if (n < t.allreduceShortMsg() || count < p) {
@@ -440,14 +445,14 @@ final class Algorithms {
             int newRank;
             if (r < 2 * rem) {
                 if (r % 2 == 0) {
-                    s.send(r + 1).block(d, 0, n);
+                    s.send(r + 1).block(firstSend(d), 0, n);
                     newRank = -1;
                 } else {
                     s.recv(r - 1).block(tmp, 0, n);
                     s.reduce(tmp, 0, d, 0, n);
                     newRank = r / 2;
                 }
-                s.round();
+                endRound();
             } else {
                 newRank = r - rem;
             }
@@ -455,10 +460,10 @@ final class Algorithms {
                 for (int mask = 1; mask < pof2; mask <<= 1) {
                     final int nd = newRank ^ mask;
                     final int peer = nd < rem ? nd * 2 + 1 : nd + rem;
-                    s.send(peer).block(d, 0, n);
+                    s.send(peer).block(firstSend(d), 0, n);
                     s.recv(peer).block(tmp, 0, n);
                     s.reduce(tmp, 0, d, 0, n);
-                    s.round();
+                    endRound();
                 }
             }
             if (r < 2 * rem) {
@@ -483,10 +488,10 @@ final class Algorithms {
         for (int i = 0; i < p - 1; i++) {
             final int out = mod(r - i);
             final int in = mod(r - i - 1);
-            s.send(mod(r + 1)).block(d, off[out], off[out + 1] - off[out]);
+            s.send(mod(r + 1)).block(firstSend(d), off[out], off[out + 1] - off[out]);
             s.recv(mod(r - 1)).block(tmp, 0, off[in + 1] - off[in]);
             s.reduce(tmp, 0, d, off[in], off[in + 1] - off[in]);
-            s.round();
+            endRound();
         }
         for (int i = 0; i < p - 1; i++) {
             final int out = mod(r + 1 - i);
@@ -502,6 +507,20 @@ final class Algorithms {
      * recursive halving leaves chunk r, reduced, at rank r; an all-gather by recursive doubling spreads the chunks.
      * 2 lg p messages, 2 (p - 1) / p of the data each way.
      */
+    /**
+     * Where a send of {@code d}'s bytes reads them: from the all-reduce's src in the first round (whose early copy
+     * into {@code d} may not have run yet), from {@code d} after.
+     */
+    private int firstSend(final int d) {
+        return firstSendBuf >= 0 ? firstSendBuf : d;
+    }
+
+    /** Ends a round of an all-reduce: only the first reads src. */
+    private void endRound() {
+        s.round();
+        firstSendBuf = -1;
+    }
+
     private void rabenseifner(final int d, final long n, final long[] off) {
         final int tmp = scratch.scratch(s, Math.max(off[p / 2], n - off[p / 2]));
         int lo = 0;
@@ -514,10 +533,10 @@ final class Algorithms {
             final int sendHi = upper ? mid : hi;
             lo = upper ? mid : lo;
             hi = upper ? hi : mid;
-            s.send(partner).block(d, off[sendLo], off[sendHi] - off[sendLo]);
+            s.send(partner).block(firstSend(d), off[sendLo], off[sendHi] - off[sendLo]);
             s.recv(partner).block(tmp, 0, off[hi] - off[lo]);
             s.reduce(tmp, 0, d, off[lo], off[hi] - off[lo]);
-            s.round();
+            endRound();
         }
         for (int mask = 1; mask < p; mask <<= 1) {
             final int partner = r ^ mask;
