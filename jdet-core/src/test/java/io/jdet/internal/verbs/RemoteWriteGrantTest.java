@@ -26,12 +26,23 @@ class RemoteWriteGrantTest {
     /** B's region for the grants: local rights only, as a collective's destination has. */
     private static final int LOCAL = Access.LOCAL_READ | Access.LOCAL_WRITE;
 
+    /** A region of B with local rights only, a window of B's domain, and the key of a grant on part of it. */
+    private record Granted(MemoryRegion local, MwImpl window, int key) {
+    }
+
+    /** Registers B's region, opens the window and grants {@code length} bytes from {@code offset} to B's queue pair. */
+    private static Granted granted(final Loopback pair, final long offset, final long length) {
+        final MemoryRegion local = pair.pdB.regMr(pair.arena.allocate(4096, 64), LOCAL);
+        final MwImpl window = (MwImpl) pair.pdB.createMw(2);
+        return new Granted(local, window, grant(pair, window, local, offset, length));
+    }
+
     @Test
     void aGrantOpensTheRangeToWritesThroughItsQueuePairAlone() {
         try (Loopback pair = Loopback.open()) {
-            final MemoryRegion local = pair.pdB.regMr(pair.arena.allocate(4096, 64), LOCAL);
-            final MwImpl window = (MwImpl) pair.pdB.createMw(2);
-            final int key = grant(pair, window, local, 1024, 512);
+            final Granted g = granted(pair, 1024, 512);
+            final MemoryRegion local = g.local();
+            final int key = g.key();
             Tests.fill(pair.bufA.asSlice(0, 512), 3);
             assertEquals(WcStatus.SUCCESS, pair.writeAtoB(local.address() + 1024, key, 512).status());
             Tests.assertSameBytes(pair.bufA.asSlice(0, 512), local.segment().asSlice(1024, 512));
@@ -50,17 +61,13 @@ class RemoteWriteGrantTest {
     @Test
     void aGrantIsWriteOnlyAndBoundedByItsRange() {
         try (Loopback pair = Loopback.open()) {
-            final MemoryRegion local = pair.pdB.regMr(pair.arena.allocate(4096, 64), LOCAL);
-            final MwImpl window = (MwImpl) pair.pdB.createMw(2);
-            final int key = grant(pair, window, local, 1024, 512);
-            assertEquals(WcStatus.BOUNDS_ERR, pair.writeAtoB(local.address() + 1024 + 256, key, 512).status(),
+            final Granted g = granted(pair, 1024, 512);
+            assertEquals(WcStatus.BOUNDS_ERR, pair.writeAtoB(g.local().address() + 1024 + 256, g.key(), 512).status(),
                 "a write past the granted range");
         }
         try (Loopback pair = Loopback.open()) {
-            final MemoryRegion local = pair.pdB.regMr(pair.arena.allocate(4096, 64), LOCAL);
-            final MwImpl window = (MwImpl) pair.pdB.createMw(2);
-            final int key = grant(pair, window, local, 1024, 512);
-            pair.qpA.read(3, sge(pair.mrA, 0, 8), 1, local.address() + 1024, key, 0);
+            final Granted g = granted(pair, 1024, 512);
+            pair.qpA.read(3, sge(pair.mrA, 0, 8), 1, g.local().address() + 1024, g.key(), 0);
             assertEquals(WcStatus.ACCESS_ERR, Tests.pollOne(pair.cqA).status(), "a read through a write grant");
         }
     }
@@ -68,9 +75,10 @@ class RemoteWriteGrantTest {
     @Test
     void aRevokedGrantRefusesItsKeyAndTheNextGrantIsAFreshOne() {
         try (Loopback pair = Loopback.open()) {
-            final MemoryRegion local = pair.pdB.regMr(pair.arena.allocate(4096, 64), LOCAL);
-            final MwImpl window = (MwImpl) pair.pdB.createMw(2);
-            final int first = grant(pair, window, local, 0, 64);
+            final Granted g = granted(pair, 0, 64);
+            final MemoryRegion local = g.local();
+            final MwImpl window = g.window();
+            final int first = g.key();
             revoke(pair, window);
             final int second = grant(pair, window, local, 0, 64);
             assertNotEquals(first, second);
@@ -84,12 +92,10 @@ class RemoteWriteGrantTest {
     @Test
     void theRegionStaysFreeToGoAndItsGrantFailsThen() {
         try (Loopback pair = Loopback.open()) {
-            final MemoryRegion local = pair.pdB.regMr(pair.arena.allocate(4096, 64), LOCAL);
-            final MwImpl window = (MwImpl) pair.pdB.createMw(2);
-            final int key = grant(pair, window, local, 0, 64);
-            local.close();
-            assertEquals(WcStatus.PROTECTION_ERR, pair.writeAtoB(local.address(), key, 64).status());
-            window.close(); // a grant in force when the window closes ends with it, leaving no count behind
+            final Granted g = granted(pair, 0, 64);
+            g.local().close();
+            assertEquals(WcStatus.PROTECTION_ERR, pair.writeAtoB(g.local().address(), g.key(), 64).status());
+            g.window().close(); // a grant in force when the window closes ends with it, leaving no count behind
         }
     }
 
