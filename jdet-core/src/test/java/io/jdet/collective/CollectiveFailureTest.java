@@ -9,6 +9,7 @@ import io.jdet.EventCode;
 import io.jdet.EventRecord;
 import io.jdet.FaultPlan;
 import io.jdet.MemoryRegion;
+import io.jdet.ProtectionDomain;
 import io.jdet.ReduceOp;
 import io.jdet.ReduceType;
 import io.jdet.ResourceType;
@@ -151,6 +152,47 @@ class CollectiveFailureTest {
     void aRegionDeregisteredWhileTheCollectiveRunsIsNotWrittenAfterCloseReturned(final boolean rendezvous) {
         try (Group g = new Group(2, rendezvous ? quickRendezvous() : quick()).joined()) {
             bcastIntoARegionClosedUnderIt(g, true);
+        }
+    }
+
+    /**
+     * As deregistering, so re-keying (here: moving the region to another protection domain) while the broadcast runs:
+     * rank 1's first step ran (by rendezvous it granted the root its destination), then its application re-keys the
+     * region and goes on to other work, polling no more; the root broadcasts. Not a byte may land after modify
+     * returned: the region is no longer the one the collective was given, and may now serve another domain.
+     */
+    @ParameterizedTest(name = "rendezvous {0}")
+    @ValueSource(booleans = {false, true})
+    void aRegionReKeyedWhileTheCollectiveRunsIsNotWrittenAfterModifyReturned(final boolean rendezvous) {
+        try (Group g = new Group(2, rendezvous ? quickRendezvous() : quick()).joined()) {
+            final MemorySegment memory = g.arena.allocate(64, 8);
+            final MemoryRegion dst = g.pds[1].regMr(memory, Access.LOCAL_READ | Access.LOCAL_WRITE);
+            final MemoryRegion src = g.region(0, 64);
+            src.segment().fill((byte) 3);
+            g.cos[1].bcast(1, 0, Group.ds(dst), 0);
+            final WorkCompletion[] one = {new WorkCompletion()};
+            assertEquals(0, g.cqs[1].poll(one)); // rank 1's broadcast starts
+            final ProtectionDomain other = g.nics[1].allocPd();
+            dst.modify(other, Access.LOCAL_READ | Access.LOCAL_WRITE);
+            g.cos[0].bcast(1, 0, Group.ds(src), 0);
+            final long deadline = System.nanoTime() + 20_000_000_000L;
+            while (g.cqs[0].poll(one) == 0) {
+                assertTrue(System.nanoTime() < deadline, "the root hung");
+            }
+            try {
+                Thread.sleep(200); // frames in flight settle (rank 1's engine places them without its application)
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            for (long i = 0; i < memory.byteSize(); i++) {
+                assertEquals(0, memory.get(ValueLayout.JAVA_BYTE, i), "byte " + i + " of the re-keyed region");
+            }
+            while (g.cqs[1].poll(one) == 0) {
+                assertTrue(System.nanoTime() < deadline, "rank 1 hung");
+            }
+            assertEquals(WcStatus.LOCAL_PROTECTION_ERR, one[0].status(), one[0].toString());
+            dst.close();
+            other.close();
         }
     }
 

@@ -71,4 +71,30 @@ class CollectiveRendezvousTest {
             assertEquals(-1, src.segment().mismatch(dst.segment()), "rank 1's bytes");
         }
     }
+
+    /**
+     * A message of more rendezvous writes (of at most a mebibyte each) than the send queue holds: the receiver takes
+     * the immediate of the last write as the end of the whole message, whose length its completion does not carry
+     * (it reports the last write's bytes), and the writes, each signaled, never fill the sender's send queue with
+     * entries only a later completion could retire.
+     */
+    @Test
+    void aMessageOfMoreWritesThanTheSendQueueHoldsArrivesWhole() {
+        final int n = 24 * (1 << 20) + 4096;
+        try (Group g = new Group(2, new Configuration()).joined()) {
+            final MemoryRegion src = g.region(0, n);
+            final MemoryRegion dst = g.region(1, n);
+            for (int i = 0; i < n; i += 4093) {
+                src.segment().set(ValueLayout.JAVA_BYTE, i, (byte) (i / 4093 * 7 + 1));
+            }
+            g.cos[0].bcast(1, 0, Group.ds(src), 0);
+            g.cos[1].bcast(1, 0, Group.ds(dst), 0);
+            final WorkCompletion[] got = g.awaitAll(30_000);
+            for (int i = 0; i < 2; i++) {
+                assertEquals(WcStatus.SUCCESS, got[i].status(), "member " + i + ": " + got[i] + "; " + g.cos[0]
+                    + "; " + g.cos[1]);
+            }
+            assertEquals(-1, src.segment().mismatch(dst.segment()), "rank 1's bytes");
+        }
+    }
 }

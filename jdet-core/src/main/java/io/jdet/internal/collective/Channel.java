@@ -63,8 +63,11 @@ final class Channel {
     private static final int ADVERT = 2;
     /** An advertisement: address (8 bytes), key (4), ordinal (4), length (8). */
     private static final int ADVERT_BYTES = 24;
-    /** The most bytes of one rendezvous write (a message's length is an int on the wire). */
-    private static final int MAX_WRITE = 1 << 30;
+    /**
+     * The most bytes of one rendezvous write; each is signaled, so that a long message never fills the send queue
+     * with writes only a later completion could retire. Package-private for tests.
+     */
+    static final int MAX_WRITE = 1 << 20;
 
     final int peer;
     final QueuePair qp;
@@ -241,7 +244,9 @@ final class Channel {
                     + "destination: the members disagree on a length");
             }
             if (inDone[inHead]) {
-                if (!advertSent || advertEager || len != s.total[op]) {
+                // The completion reports the last write's bytes only: a message longer than MAX_WRITE (or of more
+                // than MAX_SGE source blocks) arrives by several writes, all placed before the last (in order).
+                if (!advertSent || advertEager || len < 1 || len > s.total[op]) {
                     throw new IllegalStateException("peer " + peer + " ended a rendezvous of " + len + " bytes where "
                         + (advertSent && !advertEager ? s.total[op] + " were advertised" : "none was advertised"));
                 }
@@ -363,9 +368,8 @@ final class Channel {
 
     /**
      * Writes what is left of message {@code op} into the peer's advertised destination, as far as the send queue
-     * allows: unsignaled writes of up to {@link #MAX_SGE} blocks, the last one with the immediate that ends the
-     * rendezvous (it consumes a receive at the peer, hence a credit) and signaled, so that its completion retires
-     * them all.
+     * allows: signaled writes of up to {@link #MAX_WRITE} bytes and {@link #MAX_SGE} blocks, the last one with the
+     * immediate that ends the rendezvous (it consumes a receive at the peer, hence a credit).
      *
      * @return whether the whole message is posted
      */
@@ -375,7 +379,7 @@ final class Channel {
             final long at = peerAddress + sendOff;
             postedChunks++;
             if (sendOff + n < total) {
-                qp.write(id(KIND_SEND, peer, 0), gather, sgeCount, at, peerKey, WrFlags.SUPPRESSED, 0);
+                qp.write(id(KIND_SEND, peer, 0), gather, sgeCount, at, peerKey, 0, 0);
                 pushed(WR_ZERO_COPY);
                 sendOff += n;
                 continue;

@@ -27,6 +27,11 @@ public final class MwImpl implements MemoryWindow {
     boolean destroyed;
     /** Bound by {@link #grantRemoteWrite}, for the library's own use: the region does not count it as bound. */
     private boolean granted;
+    /**
+     * The region's local key when the grant was made: {@code modify} re-keys the region (new rights, perhaps another
+     * domain) without ending the grant, which the region does not count, so the grant lapses with that key.
+     */
+    private int grantedRegionKey;
 
     MwImpl(final PdImpl pd, final int type) {
         this.nic = pd.nic;
@@ -68,8 +73,8 @@ public final class MwImpl implements MemoryWindow {
      * rendezvous): {@code qp} alone may write {@code [address, address + length)} of {@code region} through the
      * returned key until {@link #revokeGrant}. Unlike a bind it needs no {@code MW_BIND} right on the region, which
      * was checked for local write when the collective resolved it, and the region does not count it as bound, so
-     * deregistering the region stays possible and simply makes the key fail (the collective then fails, as it does
-     * when its buffer's region goes). The caller holds the engine's data-path lock and owns this window outright.
+     * deregistering or modifying (re-keying) the region stays possible and simply makes the key fail (the collective
+     * then fails, as it does when its buffer's region goes). The caller holds the engine's data-path lock and owns this window outright.
      *
      * @param qp      the only queue pair that may use the key
      * @param region  the region the range lies in (the caller checked that it does)
@@ -89,10 +94,16 @@ public final class MwImpl implements MemoryWindow {
         zeroBased = false;
         boundQp = qp;
         granted = true;
+        grantedRegionKey = region.lKey;
         bound = true;
         activeRKey = nextKey();
         rKey = activeRKey;
         return activeRKey;
+    }
+
+    /** Whether this is a {@link #grantRemoteWrite} grant whose region was re-keyed since: it grants nothing. */
+    boolean grantLapsed() {
+        return granted && mr.lKey != grantedRegionKey;
     }
 
     /** Ends a {@link #grantRemoteWrite} grant, if one is in force; the caller holds the engine's data-path lock. */

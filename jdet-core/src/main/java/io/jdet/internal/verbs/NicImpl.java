@@ -675,6 +675,9 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
             if (mw.pd != qp.pd || mw.type == 2 && mw.boundQp != qp) {
                 return fault(WcStatus.PROTECTION_ERR, EventCode.PROTECTION_VIOLATION);
             }
+            if (mw.grantLapsed()) {
+                return fault(WcStatus.PROTECTION_ERR, badKey); // its region was re-keyed: as good as deregistered
+            }
             mr = mw.mr;
             rights = mw.access;
             if (mw.zeroBased) {

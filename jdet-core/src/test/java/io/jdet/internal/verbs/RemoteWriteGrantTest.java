@@ -99,6 +99,19 @@ class RemoteWriteGrantTest {
         }
     }
 
+    /** Re-keying the region (modify: new rights, perhaps another domain) ends the grant as deregistering does. */
+    @Test
+    void aReKeyedRegionsGrantFails() {
+        try (Loopback pair = Loopback.open()) {
+            final MemoryRegion local = pair.pdB.regMr(pair.arena.allocate(4096, 64), LOCAL);
+            final MwImpl window = (MwImpl) pair.pdB.createMw(2);
+            final int key = grant(pair, window, local, 0, 64);
+            local.modify(null, Access.LOCAL_READ);
+            assertEquals(WcStatus.PROTECTION_ERR, pair.writeAtoB(local.address(), key, 64).status());
+            assertEquals(0, local.segment().get(java.lang.foreign.ValueLayout.JAVA_LONG, 0), "bytes written");
+        }
+    }
+
     private static int grant(final Loopback pair, final MwImpl window, final MemoryRegion mr, final long offset,
                              final long length) {
         final NicImpl nic = (NicImpl) pair.nicB;
