@@ -93,6 +93,13 @@ final class Algorithms {
         return ((v % p) + p) % p;
     }
 
+    /** Whether two buffers share no byte. */
+    private static boolean apart(final Buf a, final Buf b) {
+        return a.length() == 0 || b.length() == 0
+            || Long.compareUnsigned(a.addr(), b.addr() + b.length()) >= 0
+            || Long.compareUnsigned(b.addr(), a.addr() + a.length()) >= 0;
+    }
+
     private static boolean powerOfTwo(final int v) {
         return Integer.bitCount(v) == 1;
     }
@@ -431,11 +438,20 @@ final class Algorithms {
         final int d = buf(q.dst);
         final long n = q.dst.length();
         // src goes into dst while the first round's transfers are in flight: that round's sends read src instead
-        // (the same layout), its receives go to scratch memory, and its reduction runs after the copy.
+        // (the same layout), its receives go to scratch memory, and its reduction runs after the copy. Not when src
+        // overlaps dst, which the verb allows: the copy would change bytes of src that a send still reads (by
+        // rendezvous, zero copy, or in chunks over several pumps), so it gets a round of its own before any
+        // transfer. src the very bytes of dst is in place.
         firstSendBuf = -1;
-        if (q.src != null) {
-            firstSendBuf = buf(q.src);
-            s.copyEarly(firstSendBuf, 0, d, 0, n);
+        if (q.src != null && q.src.addr() != q.dst.addr()) {
+            final int src = buf(q.src);
+            if (apart(q.src, q.dst)) {
+                firstSendBuf = src;
+                s.copyEarly(src, 0, d, 0, n);
+            } else {
+                s.copy(src, 0, d, 0, n);
+                s.round();
+            }
         }
         final long count = n / 8;
         if (n < t.allreduceShortMsg() || count < p) {
@@ -503,11 +519,6 @@ final class Algorithms {
     }
 
     /**
-     * Rabenseifner's all-reduce on a power-of-two group (Thakur, Rabenseifner, Gropp 2005): a reduce-scatter by
-     * recursive halving leaves chunk r, reduced, at rank r; an all-gather by recursive doubling spreads the chunks.
-     * 2 lg p messages, 2 (p - 1) / p of the data each way.
-     */
-    /**
      * Where a send of {@code d}'s bytes reads them: from the all-reduce's src in the first round (whose early copy
      * into {@code d} may not have run yet), from {@code d} after.
      */
@@ -521,6 +532,11 @@ final class Algorithms {
         firstSendBuf = -1;
     }
 
+    /**
+     * Rabenseifner's all-reduce on a power-of-two group (Thakur, Rabenseifner, Gropp 2005): a reduce-scatter by
+     * recursive halving leaves chunk r, reduced, at rank r; an all-gather by recursive doubling spreads the chunks.
+     * 2 lg p messages, 2 (p - 1) / p of the data each way.
+     */
     private void rabenseifner(final int d, final long n, final long[] off) {
         final int tmp = scratch.scratch(s, Math.max(off[p / 2], n - off[p / 2]));
         int lo = 0;

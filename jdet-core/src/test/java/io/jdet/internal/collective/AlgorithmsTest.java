@@ -585,6 +585,44 @@ class AlgorithmsTest {
         assertEquals(6, allreduce(4, 64, ReduceOp.SUM, ReduceType.INT64, true, SMALL).rounds());
     }
 
+    /**
+     * The API lets an all-reduce's src overlap its dst (only scatter, gather and all-to-all refuse it): the copy of
+     * src into dst must not run while a send still reads src, since it changes src's bytes (a send by rendezvous, or
+     * one posted in several pumps, reads them late). Both by src 8 bytes after dst and 8 bytes before it.
+     */
+    @Test
+    void anAllreduceWhoseSourceOverlapsItsDestinationReducesTheSource() {
+        for (final CollectiveTuning t : TUNINGS) {
+            for (final int p : groups()) {
+                for (final int count : new int[] {1, 3, 20, 70}) {
+                    for (final int shift : new int[] {8, -8}) {
+                        final Request[] q = new Request[p];
+                        final Buf[] dst = new Buf[p];
+                        for (int r = 0; r < p; r++) {
+                            final Buf both = buf(count * 8L + 8);
+                            final long srcAt = both.offset() + Math.max(shift, 0);
+                            final long dstAt = both.offset() + Math.max(-shift, 0);
+                            final Buf mine = new Buf().set(null, both.region(), srcAt,
+                                both.region().address() + srcAt, count * 8L, 0);
+                            dst[r] = new Buf().set(null, both.region(), dstAt, both.region().address() + dstAt,
+                                count * 8L, 0);
+                            for (int i = 0; i < count; i++) {
+                                view(mine).setAtIndex(ValueLayout.JAVA_LONG, i, element(r, i));
+                            }
+                            q[r] = ScheduleRunner.reduction(WcType.ALLREDUCE, 0, mine, dst[r], ReduceOp.SUM,
+                                ReduceType.INT64);
+                        }
+                        ScheduleRunner.run(q, t, arena);
+                        for (int r = 0; r < p; r++) {
+                            assertReduced(p, ReduceOp.SUM, ReduceType.INT64, dst[r], count,
+                                "allreduce of " + p + " x " + count + ", src " + shift + " bytes after dst, at " + r);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     @Test
     void aReduceLeavesTheReductionOfAllAtTheRoot() {
         for (final int p : groups()) {

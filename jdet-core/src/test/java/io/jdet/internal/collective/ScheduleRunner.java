@@ -18,8 +18,10 @@ import static org.junit.jupiter.api.Assertions.fail;
  * Runs the schedules {@link Algorithms} builds for every member of a group in one thread, with what the engine
  * promises of a round and nothing more: a round's sends are queued when it starts (and read then), its receives take
  * the next messages from their peers in order (one message each, of exactly the length the receive expects), and
- * its local copies and reductions run once every receive of the round is done (its early copies first). Messages between two members stay in
- * order. A member never sends to itself (it has no channel to itself). Fresh scratch memory holds garbage.
+ * its local copies and reductions run once every receive of the round is done (its early copies first), and no
+ * transfer of a round may touch its early copies' memory (checked on the addresses, since the engine runs an early
+ * copy before some transfers read or land and after others). Messages between two members stay in order. A member
+ * never sends to itself (it has no channel to itself). Fresh scratch memory holds garbage.
  */
 final class ScheduleRunner {
     private final int p;
@@ -149,6 +151,7 @@ final class ScheduleRunner {
         if (!started[r]) {
             started[r] = true;
             progress = true;
+            checkEarlyCopies(r, s, from, to);
             for (int op = from; op < to; op++) {
                 if (s.kind[op] == Schedule.SEND) {
                     assertNotEquals(r, s.peer[op], "member " + r + " sends to itself");
@@ -201,6 +204,46 @@ final class ScheduleRunner {
         round[r]++;
         started[r] = false;
         return true;
+    }
+
+    /**
+     * The rule of an early copy, checked on the memory itself: no send of its round reads its destination, no receive
+     * of its round writes either end. Running the copy at one point of the round (as {@link #step} does) catches only
+     * the violations that order exposes: the engine may run it before a send reads (a rendezvous, a zero-copy send, a
+     * message posted over several pumps) and before a receive lands (a rendezvous write, a late chunk), or after.
+     */
+    private void checkEarlyCopies(final int r, final Schedule s, final int from, final int to) {
+        for (int c = from; c < to; c++) {
+            if (s.kind[c] != Schedule.EARLY_COPY) {
+                continue;
+            }
+            final int src = s.first[c];
+            final long len = s.total[c];
+            final long srcAt = at(s, src);
+            final long dstAt = at(s, src + 1);
+            for (int op = from; op < to; op++) {
+                if (s.kind[op] != Schedule.SEND && s.kind[op] != Schedule.RECV) {
+                    continue;
+                }
+                for (int b = s.first[op]; b < s.first[op] + s.count[op]; b++) {
+                    final long lo = at(s, b);
+                    final long hi = lo + s.blockLen[b];
+                    final boolean writesSrc = s.kind[op] == Schedule.RECV && lo < srcAt + len && srcAt < hi;
+                    final boolean touchesDst = lo < dstAt + len && dstAt < hi;
+                    if (writesSrc || touchesDst) {
+                        fail("member " + r + " of " + p + ": a " + (s.kind[op] == Schedule.SEND ? "send" : "receive")
+                            + " of round " + round[r] + " " + (writesSrc ? "writes the source" : s.kind[op]
+                            == Schedule.SEND ? "reads the destination" : "writes the destination")
+                            + " of an early copy of the round");
+                    }
+                }
+            }
+        }
+    }
+
+    /** Where block {@code b} starts in memory. */
+    private static long at(final Schedule s, final int b) {
+        return s.segs[s.blockBuf[b]].address() + s.blockOff[b];
     }
 
     private static byte[] gather(final Schedule s, final int op) {
