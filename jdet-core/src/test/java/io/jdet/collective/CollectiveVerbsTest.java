@@ -9,9 +9,11 @@ import io.jdet.ReduceOp;
 import io.jdet.ReduceType;
 import io.jdet.WcType;
 import io.jdet.WorkCompletion;
+import io.jdet.testing.Tests;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -92,23 +94,40 @@ class CollectiveVerbsTest {
     @MethodSource("cases")
     void everyVerb(final int p, final String tuning) {
         try (Group g = new Group(p, tuning(p, tuning)).joined()) {
-            barrier(g);
-            bcast(g, p - 1, 100);
-            bcast(g, 0, 0);
-            scatter(g, 1 % p, 24);
-            scatterv(g, p / 2);
-            gather(g, p - 1, 16);
-            gatherv(g, 0);
-            allgather(g, 24);
-            allgatherv(g);
-            alltoall(g, 16);
-            alltoallv(g);
-            allreduce(g, ReduceOp.SUM, ReduceType.INT64, p + 3);
-            allreduce(g, ReduceOp.BXOR, ReduceType.INT64, 3);
-            allreduce(g, ReduceOp.MIN, ReduceType.FLOAT64, 2 * p + 1);
-            reduce(g, p / 2, ReduceOp.MAX, ReduceType.INT64, p + 1);
-            inFlight(g);
+            everyVerbOn(g);
         }
+    }
+
+    /**
+     * The same over shared memory (every member its own NIC on one group of the shared-memory link): the
+     * collectives run on any link, the rendezvous's writes included.
+     */
+    @ParameterizedTest(name = "p={0} {1}")
+    @CsvSource({"2,mpich", "3,rendezvous", "4,mixed", "4,long"})
+    void everyVerbOverSharedMemory(final int p, final String tuning) {
+        try (Group g = new Group(p, tuning(p, tuning), Tests.uniqueShmGroup("co")).joined()) {
+            everyVerbOn(g);
+        }
+    }
+
+    private static void everyVerbOn(final Group g) {
+        final int p = g.p;
+        barrier(g);
+        bcast(g, p - 1, 100);
+        bcast(g, 0, 0);
+        scatter(g, 1 % p, 24);
+        scatterv(g, p / 2);
+        gather(g, p - 1, 16);
+        gatherv(g, 0);
+        allgather(g, 24);
+        allgatherv(g);
+        alltoall(g, 16);
+        alltoallv(g);
+        allreduce(g, ReduceOp.SUM, ReduceType.INT64, p + 3);
+        allreduce(g, ReduceOp.BXOR, ReduceType.INT64, 3);
+        allreduce(g, ReduceOp.MIN, ReduceType.FLOAT64, 2 * p + 1);
+        reduce(g, p / 2, ReduceOp.MAX, ReduceType.INT64, p + 1);
+        inFlight(g);
     }
 
     /**
