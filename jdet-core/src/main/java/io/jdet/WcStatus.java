@@ -32,7 +32,8 @@ public enum WcStatus {
     LOCAL_OP_ERR(10),
     /**
      * The peer could not carry out the request: its receive buffer was unusable (deregistered, or without local
-     * write), or the request failed while it ran there.
+     * write), its receive completion did not fit the peer's completion queue (which overran), or the request failed
+     * while it ran there.
      */
     REMOTE_OP_ERR(11),
     /** A local buffer became unusable (deregistered, or its arena closed) between post and execution. */

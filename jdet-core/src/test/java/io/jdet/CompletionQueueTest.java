@@ -271,6 +271,36 @@ class CompletionQueueTest {
     }
 
     @Test
+    void aMessageAcceptedByAReceiverWhoseQueueOverrunsNeverCompletesSuccessfully() {
+        // B takes A's send and its write with immediate (each fits its receive), but neither receive completion fits
+        // B's full queue: B's application never learns of the message, so A's request must not complete SUCCESS
+        // (ibverbs.md 4.3: a responder CQ overflow gives the requester no success). Before, the DISCONNECT B sent
+        // as it failed acknowledged the message and A completed it SUCCESS.
+        for (final boolean write : new boolean[] {false, true}) {
+            try (Loopback pair = Loopback.open(new Loopback.Options().cqSize(1).depth(200, 8))) {
+                final int size = pair.cqB.query().size();
+                for (int i = 0; i < size; i++) {
+                    pair.qpB.write(1000 + i, sge(pair.mrB, 0, 8), 1, pair.mrA.address(), pair.mrA.rKey(), 0, 0);
+                }
+                Tests.await("B's queue full", () -> pair.cqB.query().depth() == size);
+                pair.qpB.recv(500, sge(pair.mrB, 0, 64), 1);
+                if (write) {
+                    pair.qpA.write(1, sge(pair.mrA, 0, 32), 1, pair.mrB.address() + 256, pair.mrB.rKey(),
+                        WrFlags.IMMEDIATE, 7);
+                } else {
+                    pair.qpA.send(1, sge(pair.mrA, 0, 32), 1, 0, 0);
+                }
+                final WorkCompletion wc = Tests.pollOne(pair.cqA);
+                assertEquals(1, wc.id());
+                assertEquals(WcStatus.REMOTE_OP_ERR, wc.status(), "the receiver never saw it: " + wc);
+                Tests.awaitEvent(pair.eventsB, r -> r.code() == EventCode.CQ_OVERRUN && r.handle() == pair.cqB);
+                Tests.awaitEvent(pair.eventsA, r -> r.code() == EventCode.QP_RQ_ERROR && r.remote());
+                pair.awaitBothInError();
+            }
+        }
+    }
+
+    @Test
     void aNullSlotEndsThePollWithoutLosingACompletion() {
         try (Loopback pair = Loopback.open()) {
             writes(pair, 2, 0);

@@ -203,20 +203,23 @@ public final class Responder implements OrderedStream {
             nic.counters.engineErrors++;
             outcome = error(WcStatus.REMOTE_OP_ERR, EventCode.QP_FATAL);
         }
+        // A message whose receive completion the CQ could not store (it overran: CQ_OVERRUN) is one the receiving
+        // application never learns of: it fails at its sender too (REMOTE_OP_ERR, QP_RQ_ERROR), rather than being
+        // acknowledged as delivered by the DISCONNECT the failure sends (ibverbs.md 4.3: a responder CQ overflow
+        // never completes the request successfully).
+        final boolean lost = receiveCompletionLost;
+        receiveCompletionLost = false;
+        if (outcome == OK && lost) {
+            outcome = error(WcStatus.REMOTE_OP_ERR, EventCode.QP_RQ_ERROR);
+        }
         if (outcome != OK) {
             reqExpected--;
         }
-        // A receive completion the CQ could not store fails the queue pair only now, once reqExpected no longer
-        // counts a refused request: the DISCONNECT that failure sends acknowledges what it carries, and a send
-        // this side refused must not complete successfully at its sender.
-        final boolean lost = receiveCompletionLost;
-        receiveCompletionLost = false;
+        // The queue pair fails only now, once reqExpected no longer counts a refused request: the NAK that failure
+        // sends acknowledges what it carries, and a send this side refused must not complete successfully at its
+        // sender.
         if (outcome == OK) {
-            if (lost) {
-                qp.completionLost();
-            } else {
-                qp.frameReceived(now, (Frame.flags(f) & Frame.FLAG_FORCE_ACK) != 0);
-            }
+            qp.frameReceived(now, (Frame.flags(f) & Frame.FLAG_FORCE_ACK) != 0);
             return true;
         }
         if (outcome == RNR) {
