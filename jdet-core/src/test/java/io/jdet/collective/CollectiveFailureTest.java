@@ -278,6 +278,33 @@ class CollectiveFailureTest {
         }
     }
 
+    /**
+     * Det.close "closes everything opened through it": it left the device's groups open (only their poll hooks
+     * went). Their tags stayed claimed in the process, so a new device joining the same tag got EEXIST for good;
+     * a joining group's joiner ran on; and the memory of every group's slots was never freed.
+     */
+    @Test
+    void closingTheDeviceClosesItsGroupsAndFreesTheirTags() {
+        try (Group g = new Group(2, quick()).joined()) {
+            final long joining = g.tag + 0x1_0000_0000L;
+            final io.jdet.Collective waiting = g.pds[0].createCollective(g.cqs[0]);
+            waiting.join(1, joining, 2, 0, g.nics[0].address(), 0); // rank 1 never comes
+            g.det.close();
+            assertThrows(IllegalStateException.class, () -> g.cos[1].barrier(1, 0), "the group was destroyed");
+            assertThrows(IllegalStateException.class, () -> waiting.barrier(1, 0), "the group was destroyed");
+            try (Group h = new Group(2, quick())) { // a new device in this process: the same tags are free
+                for (final long tag : new long[] {g.tag, joining}) {
+                    for (int i = 0; i < 2; i++) {
+                        h.cos[i].close();
+                        h.cos[i] = h.pds[i].createCollective(h.cqs[i]);
+                        h.cos[i].join(1, tag, 2, i, h.nics[0].address(), 0); // was EEXIST
+                    }
+                    h.expectAll(WcType.JOIN, 0);
+                }
+            }
+        }
+    }
+
     @Test
     void aLostRootFailsTheJoinWithinTheTimeout() {
         try (Group g = new Group(3, quick())) {

@@ -4,13 +4,26 @@ import io.jdet.Collective;
 import io.jdet.CollectiveTuning;
 import io.jdet.CompletionQueue;
 import io.jdet.Configuration;
+import io.jdet.ConnectionRejectedException;
+import io.jdet.DetException;
+import io.jdet.Errno;
+import io.jdet.Nic;
+import io.jdet.ProtectionDomain;
+import io.jdet.QpCreate;
+import io.jdet.QueuePair;
+import io.jdet.Security;
 import io.jdet.WcStatus;
 import io.jdet.WcType;
 import io.jdet.WorkCompletion;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
@@ -72,6 +85,96 @@ class JoinTest {
             final WorkCompletion wc = each(new CompletionQueue[] {g.cqs[1]}, 20_000)[0];
             assertEquals(WcStatus.RETRY_EXCEEDED, wc.status(), wc.toString());
         }
+    }
+
+    /**
+     * Security: a stranger without the connection manager's pre-shared key sends the root a request with the right
+     * tag, size and a free rank; the root accepts, the handshake fails (EACCES), and that one unauthenticated
+     * request failed the whole join (REMOTE_OP_ERR at the root, RETRY_EXCEEDED at the member). Repeated, every
+     * attempt left a control queue pair and two flushed receives behind: the control queue overran.
+     */
+    @Test
+    void shouldJoinDespiteStrangersWithoutThePreSharedKey() throws ReflectiveOperationException {
+        final byte[] psk = "a pre-shared key of 32 bytes....".getBytes(StandardCharsets.US_ASCII);
+        final byte[] wrong = psk.clone();
+        wrong[0] ^= 1;
+        try (Group g = new Group(2, quick().collectives(CollectiveTuning.DEFAULT.withTimeoutMs(20_000)))) {
+            for (final Nic nic : g.nics) {
+                nic.connectionManager().security(Security.of(Security.Mode.AUTH).withPreSharedKey(psk));
+            }
+            g.cos[0].join(1, g.tag, 2, 0, g.nics[0].address(), 0);
+            final Nic stranger = g.det.openNic("loop:co" + g.tag, null);
+            stranger.connectionManager().security(Security.of(Security.Mode.AUTH).withPreSharedKey(wrong));
+            final ProtectionDomain pd = stranger.allocPd();
+            final CompletionQueue cq = stranger.createCq(16, null);
+            final byte[] claim = ByteBuffer.allocate(16).putLong(g.tag).putInt(2).putInt(1).array();
+            final int serviceId = serviceId(g.tag);
+            for (int k = 0; k < 100; k++) { // more than the root's control queue holds of flushed receives
+                try (QueuePair qp = pd.createQp(new QpCreate(cq, cq, 4, 4, 1, 1, 1, 1))) {
+                    final DetException e = assertThrows(DetException.class, () -> stranger.connectionManager()
+                        .connect(g.nics[0].address(), serviceId, qp, claim, 2_000));
+                    if (e.errno() != Errno.EACCES) {
+                        break; // the root no longer listens: its join failed (the completions below say how)
+                    }
+                }
+            }
+            g.cos[1].join(2, g.tag, 2, 1, g.nics[0].address(), 0);
+            for (final WorkCompletion wc : each(g.cqs, 30_000)) {
+                assertEquals(WcStatus.SUCCESS, wc.status(), wc + " " + g.cos[0] + " " + g.cos[1]);
+                assertEquals(WcType.JOIN, wc.type(), wc.toString());
+            }
+        }
+    }
+
+    /**
+     * A close from an interrupted thread (a shutdown hook, an executor's shutdownNow) returned without waiting for
+     * the joiner; whenever the joiner then finished after the close's clean-up, it handed its queue pairs, regions,
+     * windows, listener and memory to a group already torn down: never freed, the domain stayed EBUSY and the tag's
+     * service stayed taken on the NIC for good. Twenty rounds: the old code lost that race in most of them.
+     */
+    @Test
+    void shouldFreeEverythingWhenAnInterruptedThreadClosesAJoiningGroup() throws ReflectiveOperationException,
+        InterruptedException {
+        try (Group g = new Group(2, quick());
+             QueuePair probe = g.pds[1].createQp(new QpCreate(g.cqs[1], g.cqs[1], 4, 4, 1, 1, 1, 1))) {
+            for (int round = 0; round < 20; round++) {
+                final long tag = g.tag << 8 | round;
+                final ProtectionDomain pd = g.nics[0].allocPd();
+                final CompletionQueue cq = g.nics[0].createCq(16, null);
+                final Collective co = pd.createCollective(cq);
+                co.join(1, tag, 2, 0, g.nics[0].address(), 0); // rank 1 never comes: the join waits
+                final int serviceId = serviceId(tag);
+                while (true) { // until the root takes requests (it refuses this garbage): its joiner made everything
+                    try {
+                        g.nics[1].connectionManager().connect(g.nics[0].address(), serviceId, probe, new byte[1],
+                            10_000);
+                        fail("garbage accepted");
+                    } catch (final ConnectionRejectedException refused) {
+                        if (refused.reason() == ConnectionRejectedException.Reason.REJECTED) {
+                            break;
+                        }
+                    }
+                    Thread.sleep(1);
+                }
+                Thread.currentThread().interrupt();
+                try {
+                    co.close();
+                } finally {
+                    assertTrue(Thread.interrupted(), "the interrupt status is kept");
+                }
+                pd.close(); // was EBUSY: the joiner's queue pairs and regions were left in the domain
+                cq.close();
+                g.nics[0].connectionManager().listen(serviceId).close(); // was EEXIST: its listener too
+            }
+        }
+    }
+
+    /** The connection manager service a group's root listens on (package-private in the implementation). */
+    private static int serviceId(final long tag) throws ReflectiveOperationException {
+        final java.lang.reflect.Method service = Class.forName("io.jdet.internal.collective.Joiner")
+            .getDeclaredMethod("serviceId", long.class);
+        service.setAccessible(true);
+        return (int) service.invoke(null, tag);
     }
 
     /** One completion from each queue, within {@code ms}. */

@@ -57,6 +57,8 @@ public final class CollectiveImpl implements Collective {
     private long joinId;
     private int joinFlags;
     private Thread joiner;
+    /** Set by {@link #close} once it has freed the group's resources (under {@link #lock}). */
+    private boolean released;
 
     /** Set by the joiner: one channel per peer (null at this rank), their completion queue and slot memory. */
     private Channel[] channels;
@@ -539,6 +541,10 @@ public final class CollectiveImpl implements Collective {
     void joined(final Channel[] mesh, final CompletionQueue meshCq, final List<AutoCloseable> owned) {
         lock.lock();
         try {
+            if (released) {
+                closeAll(owned);
+                return;
+            }
             resources.addAll(owned);
             channels = mesh;
             dataCq = (CqImpl) meshCq;
@@ -558,6 +564,10 @@ public final class CollectiveImpl implements Collective {
     void joinFailed(final WcStatus status, final String why, final List<AutoCloseable> owned) {
         lock.lock();
         try {
+            if (released) {
+                closeAll(owned);
+                return;
+            }
             resources.addAll(owned);
             if (state != State.JOINING) {
                 return;
@@ -859,14 +869,24 @@ public final class CollectiveImpl implements Collective {
         cq.purgeCollectiveEvents(this);
         if (j != null) {
             j.interrupt();
-            try {
-                j.join(TimeUnit.NANOSECONDS.toMillis(timeoutNs) + 1000);
-            } catch (final InterruptedException e) {
+            // Waits even if this thread is interrupted (the status is kept): a close that returned at once left the
+            // joiner to hand its queue pairs, regions, listener and memory to a group already torn down.
+            final long until = System.nanoTime() + timeoutNs + TimeUnit.SECONDS.toNanos(1);
+            boolean interrupted = false;
+            for (long left = until - System.nanoTime(); j.isAlive() && left > 0; left = until - System.nanoTime()) {
+                try {
+                    j.join(java.time.Duration.ofNanos(left));
+                } catch (final InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) {
                 Thread.currentThread().interrupt();
             }
         }
         lock.lock();
         try {
+            released = true; // a joiner that outlived the wait closes what it made itself
             if (rank >= 0) {
                 Tags.release(tag, rank);
             }
@@ -888,7 +908,7 @@ public final class CollectiveImpl implements Collective {
             resources.clear();
         } finally {
             lock.unlock();
-            pd.releaseGroup(); // last: its queue pairs and regions are gone from the domain (or still hold it)
+            pd.releaseGroup(this); // last: its queue pairs and regions are gone from the domain (or still hold it)
         }
     }
 

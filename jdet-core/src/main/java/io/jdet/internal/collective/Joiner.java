@@ -25,7 +25,10 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -197,8 +200,8 @@ final class Joiner implements Runnable {
     private MemorySegment ctrlMem;
     private MemoryRegion ctrlMr;
     private int recordMax;
-    /** Control queue pairs of acceptances the member gave up: their flushed receives are expected. */
-    private final List<QueuePair> abandoned = new ArrayList<>();
+    /** The control queue pair of an acceptance that failed, while its flushed receives are reaped. */
+    private final Set<QueuePair> abandoned = Collections.newSetFromMap(new IdentityHashMap<>());
     private int tableMax;
 
     /** Each mesh queue pair's send queue: a send and a credit per data slot, and spares. */
@@ -277,14 +280,17 @@ final class Joiner implements Runnable {
             try {
                 req.accept(qp, null, Math.min(left, acceptMs()));
             } catch (final DetException e) {
-                if (e.errno() != Errno.ECONNRESET && (e.errno() != Errno.ETIMEDOUT || left <= acceptMs())) {
+                if (e.errno() != Errno.ECONNRESET && e.errno() != Errno.EACCES
+                    && (e.errno() != Errno.ETIMEDOUT || left <= acceptMs())) {
                     throw e;
                 }
                 // A retransmission of a request the member gave up (refused while this side did not listen yet):
                 // its live request is queued behind this one. The member says so (ECONNRESET); if that answer or
-                // the acceptance was lost, the shorter wait for its confirmation ends it. The queue pair's flushed
-                // receives are not failures.
-                abandoned.add(qp);
+                // the acceptance was lost, the shorter wait for its confirmation ends it. A requester that cannot
+                // prove the connection manager's keys (EACCES) is no member: one unauthenticated request must not
+                // end the join. The queue pair goes at once, and its flushed receives are reaped now, so that
+                // requests repeated without end fill neither the domain nor the control queue.
+                abandon(qp);
                 continue;
             }
             ctrl[rank] = qp;
@@ -429,21 +435,44 @@ final class Joiner implements Runnable {
         while (received[(int) kind] < count) {
             final int n = ctrlCq.poll(wcs);
             for (int i = 0; i < n; i++) {
-                if (wcs[i].status() != WcStatus.SUCCESS && abandoned.contains(wcs[i].queuePair())) {
-                    continue;
-                }
-                if (wcs[i].status() == WcStatus.FLUSHED) { // its connection went: lost, as on the data path
-                    throw new DetException(Errno.ECONNRESET, "a join message was flushed: " + wcs[i]);
-                }
-                if (wcs[i].status() != WcStatus.SUCCESS) {
-                    throw new DetException(Errno.ECONNREFUSED, "a join message failed: " + wcs[i]);
-                }
-                received[(int) (wcs[i].id() >>> 32)]++;
+                count(wcs[i]);
             }
             if (n == 0) {
                 remainingMs();
                 LockSupport.parkNanos(20_000);
             }
         }
+    }
+
+    /** Counts one control completion; one of an abandoned acceptance's queue pairs that failed is expected. */
+    private void count(final WorkCompletion wc) {
+        if (wc.status() != WcStatus.SUCCESS && abandoned.contains(wc.queuePair())) {
+            return;
+        }
+        if (wc.status() == WcStatus.FLUSHED) { // its connection went: lost, as on the data path
+            throw new DetException(Errno.ECONNRESET, "a join message was flushed: " + wc);
+        }
+        if (wc.status() != WcStatus.SUCCESS) {
+            throw new DetException(Errno.ECONNREFUSED, "a join message failed: " + wc);
+        }
+        received[(int) (wc.id() >>> 32)]++;
+    }
+
+    /**
+     * Closes the queue pair of an acceptance that failed (its receives are flushed to the control queue, at once)
+     * and reaps what the control queue holds, counting the completions of the members already accepted; then no
+     * completion of that queue pair remains, and it is forgotten.
+     */
+    private void abandon(final QueuePair qp) {
+        abandoned.add(qp);
+        owned.remove(qp);
+        qp.close();
+        int n;
+        while ((n = ctrlCq.poll(wcs)) > 0) {
+            for (int i = 0; i < n; i++) {
+                count(wcs[i]);
+            }
+        }
+        abandoned.remove(qp);
     }
 }

@@ -1250,6 +1250,24 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
     }
 
     private void destroyEverything() {
+        // Collective groups first, as their own close does it: their joiners end, their tags are released, and the
+        // memory of their slots (never registered with the device's bookkeeping) is freed.
+        final List<io.jdet.Collective> groups = new ArrayList<>();
+        lock.lock();
+        try {
+            for (final PdImpl pd : pds) {
+                groups.addAll(pd.groups);
+            }
+        } finally {
+            lock.unlock();
+        }
+        for (final io.jdet.Collective group : groups) {
+            try {
+                group.close();
+            } catch (final RuntimeException alreadyBroken) {
+                // best effort: the rest of the NIC still goes below
+            }
+        }
         final List<QpImpl> toDestroy;
         lock.lock();
         try {

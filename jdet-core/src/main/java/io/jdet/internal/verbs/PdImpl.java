@@ -14,6 +14,8 @@ import io.jdet.QpCreate;
 import io.jdet.QueuePair;
 
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
 
 /** A protection domain: a scope shared by regions, windows and queue pairs, counted so it cannot go while used. */
 public final class PdImpl implements ProtectionDomain {
@@ -21,6 +23,8 @@ public final class PdImpl implements ProtectionDomain {
     /** Regions, windows, queue pairs and collective groups in the domain. */
     int users;
     boolean closed;
+    /** The collective groups made in this domain and not closed yet: a device close closes them (NIC lock). */
+    final List<Collective> groups = new ArrayList<>();
 
     PdImpl(final NicImpl nic) {
         this.nic = nic;
@@ -86,18 +90,31 @@ public final class PdImpl implements ProtectionDomain {
         } finally {
             nic.lock.unlock();
         }
+        final Collective co;
         try {
-            return nic.device.collectiveFactory.create(this, impl, nic.device.configuration.collectives());
+            co = nic.device.collectiveFactory.create(this, impl, nic.device.configuration.collectives());
         } catch (final RuntimeException | Error e) {
-            releaseGroup();
+            releaseGroup(null);
             throw e;
         }
-    }
-
-    /** A collective group of this domain closed (once): the domain may go when nothing else remains in it. */
-    public void releaseGroup() {
         nic.lock.lock();
         try {
+            groups.add(co);
+        } finally {
+            nic.lock.unlock();
+        }
+        return co;
+    }
+
+    /**
+     * A collective group of this domain closed (once): the domain may go when nothing else remains in it.
+     *
+     * @param group the group, or null for one whose creation failed
+     */
+    public void releaseGroup(final Collective group) {
+        nic.lock.lock();
+        try {
+            groups.remove(group);
             if (!closed && users > 0) { // a device close zeroed the count and deallocated the domain already
                 users--;
             }
