@@ -1,7 +1,7 @@
 package io.jdet.internal.verbs;
 
-import io.jdet.MemoryWindow;
 import io.jdet.Access;
+import io.jdet.MemoryWindow;
 import io.jdet.MwAttributes;
 
 /**
@@ -74,7 +74,8 @@ public final class MwImpl implements MemoryWindow {
      * returned key until {@link #revokeGrant}. Unlike a bind it needs no {@code MW_BIND} right on the region, which
      * was checked for local write when the collective resolved it, and the region does not count it as bound, so
      * deregistering or modifying (re-keying) the region stays possible and simply makes the key fail (the collective
-     * then fails, as it does when its buffer's region goes). The caller holds the engine's data-path lock and owns this window outright.
+     * then fails, as it does when its buffer's region goes). The caller holds the engine's data-path lock and owns
+     * this window outright.
      *
      * @param qp      the only queue pair that may use the key
      * @param region  the region the range lies in (the caller checked that it does)
