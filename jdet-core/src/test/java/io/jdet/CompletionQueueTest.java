@@ -301,6 +301,29 @@ class CompletionQueueTest {
     }
 
     @Test
+    void aReceiverWhoseQueueOverrunsSaysQpRqErrorOnce() {
+        // As above, with a second receive posted: the failure raises QP_RQ_ERROR (the lost receive completion), and
+        // the flush of the second receive, whose completion the queue in ERROR cannot take either, must not raise
+        // it again (det.md 3.5: the queue whose completion was lost says so once). It did: two QP_RQ_ERROR at B.
+        try (Loopback pair = Loopback.open(new Loopback.Options().cqSize(1).depth(200, 8))) {
+            final int size = pair.cqB.query().size();
+            for (int i = 0; i < size; i++) {
+                pair.qpB.write(1000 + i, sge(pair.mrB, 0, 8), 1, pair.mrA.address(), pair.mrA.rKey(), 0, 0);
+            }
+            Tests.await("B's queue full", () -> pair.cqB.query().depth() == size);
+            pair.qpB.recv(500, sge(pair.mrB, 0, 64), 1);
+            pair.qpB.recv(501, sge(pair.mrB, 0, 64), 1);
+            pair.qpA.send(1, sge(pair.mrA, 0, 32), 1, 0, 0);
+            assertEquals(WcStatus.REMOTE_OP_ERR, Tests.pollOne(pair.cqA).status());
+            Tests.awaitEvent(pair.eventsA, r -> r.code() == EventCode.QP_RQ_ERROR && r.remote());
+            pair.awaitBothInError();
+            final long raised = Tests.drainEvents(pair.eventsB).stream()
+                .filter(r -> r.code() == EventCode.QP_RQ_ERROR && r.handle() == pair.qpB).count();
+            assertEquals(1, raised, "QP_RQ_ERROR raised at B");
+        }
+    }
+
+    @Test
     void aNullSlotEndsThePollWithoutLosingACompletion() {
         try (Loopback pair = Loopback.open()) {
             writes(pair, 2, 0);

@@ -750,6 +750,9 @@ public final class QpImpl implements QueuePair, ProtocolQp {
         responder.flush();
         if (raise && !silent) {
             nic.asyncEvent(remote ? code | EventCode.REMOTE_BIT : code, ResourceType.QP, this);
+            if (!remote && flushOverflow == code) {
+                flushOverflow = 0; // the event just raised names that queue already: it says so once (det.md 3.5)
+            }
         }
         raiseFlushOverflow();
     }
