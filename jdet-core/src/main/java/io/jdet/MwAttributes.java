@@ -7,7 +7,7 @@ package io.jdet;
  * @param type    1 or 2
  * @param address the first byte it covers
  * @param length  its length in bytes
- * @param access  its {@link Access} rights
+ * @param access  its {@link Access} rights, with {@link Access#ZERO_BASED} for a zero-based window
  * @param rKey    its current remote key
  */
 public record MwAttributes(ProtectionDomain pd, int type, long address, long length, int access, int rKey) {

@@ -195,10 +195,11 @@ public interface QueuePair extends AutoCloseable {
      * @param region  the region to bind to
      * @param address the first byte of the window inside the region
      * @param length  the length in bytes, 1 to 2^31
-     * @param access  {@link Access}: remote rights, optionally ZERO_BASED
+     * @param access  {@link Access}: remote rights, or none (ibv_bind_mw allows 0: the window then grants nothing),
+     *                optionally ZERO_BASED
      * @param flags   {@link WrFlags}
      * @throws DetException EINVAL for a type 1 window, length 0, or a key of another window; the other errors of
-     *                      {@link #bind}
+     *                      {@link #bind}, except that a window granting no remote right is allowed
      */
     void bindType2(long id, MemoryWindow window, int rKey, MemoryRegion region, long address, long length,
                    int access, int flags);

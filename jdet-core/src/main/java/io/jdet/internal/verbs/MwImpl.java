@@ -134,7 +134,7 @@ public final class MwImpl implements MemoryWindow {
             if (destroyed) {
                 throw new IllegalStateException("window destroyed");
             }
-            return new MwAttributes(pd, type, address, length, access, rKey);
+            return new MwAttributes(pd, type, address, length, access | (zeroBased ? Access.ZERO_BASED : 0), rKey);
         } finally {
             nic.lock.unlock();
         }

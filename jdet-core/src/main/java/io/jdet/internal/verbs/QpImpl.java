@@ -340,9 +340,6 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             }
             final MrImpl mr = Checks.mr(region);
             checkBind(mw, mr, address, length, access);
-            if ((access & Access.ZERO_BASED) != 0) {
-                throw new DetException(Errno.EINVAL, "type 1 windows cannot be zero-based");
-            }
             fillBind(w, mw, mr, address, length, access, mw.nextKey());
             mw.rKey = w.bindKey;
             requester.post();
@@ -422,11 +419,17 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             throw new DetException(Errno.EINVAL, "window access 0x" + Integer.toHexString(access)
                 + " has bits other than remote rights and ZERO_BASED");
         }
-        if ((access & Access.ANY_REMOTE) == 0) {
-            throw new DetException(Errno.EACCES, "a window must grant a remote right");
+        if (mw.type == 1 && (access & Access.ZERO_BASED) != 0) {
+            throw new DetException(Errno.EINVAL, "type 1 windows cannot be zero-based");
         }
+        // det_bind's order: EPERM, EINVAL, ERANGE, then every EACCES
         if (Long.compareUnsigned(address + length, address) < 0 || !mr.contains(address, length)) {
             throw new DetException(Errno.ERANGE, "window range leaves the region");
+        }
+        // det_bind refuses a type 1 window without a remote right; ibv_bind_mw's mw_access_flags "is either 0 or"
+        // remote rights, so a type 2 window may be bound granting nothing
+        if (mw.type == 1 && (access & Access.ANY_REMOTE) == 0) {
+            throw new DetException(Errno.EACCES, "a window must grant a remote right");
         }
         if ((mr.access & Access.MW_BIND) == 0) {
             throw new DetException(Errno.EACCES, "the region was registered without MW_BIND");
