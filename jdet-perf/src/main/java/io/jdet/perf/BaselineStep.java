@@ -77,7 +77,7 @@ final class BaselineStep {
         final ByteChannel channel;
         if (Baselines.udp(step.kind())) {
             final DatagramChannel udp = Baselines.openUdp(side.localAddress());
-            Baselines.connect(udp, new InetSocketAddress(side.peerAddress(), (int) base.number("port")));
+            Baselines.connect(udp, new InetSocketAddress(side.peerAddress(), port(base)));
             side.send(Message.of("READY").with("port", Baselines.port(udp)).build());
             channel = udp;
         } else {
@@ -104,7 +104,16 @@ final class BaselineStep {
     }
 
     private static int port(final SideChannel side) {
-        return (int) side.expect("READY").number("port");
+        return port(side.expect("READY"));
+    }
+
+    /** A port the peer sent, checked: a bad one is the peer's error, not this tool's. */
+    static int port(final Message message) {
+        final long port = message.number("port");
+        if (port < 1 || port > 65_535) {
+            throw new PerfException("side channel: " + message.verb() + " port " + port + " is outside [1, 65535]");
+        }
+        return (int) port;
     }
 
     private static PingPong pingPong(final Step step, final ByteChannel channel, final Baselines.Setup setup) {

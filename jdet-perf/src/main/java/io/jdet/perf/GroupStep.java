@@ -71,7 +71,18 @@ final class GroupStep {
      */
     static void passive(final Message group, final End end) {
         final Step step = Step.of(group);
-        final Fanout fanout = new Fanout((int) group.number("qps"), (int) group.number("threads"));
+        final long qpCount = group.number("qps");
+        final long threadCount = group.number("threads");
+        if (qpCount < 1 || qpCount > Fanout.MAX_QPS || threadCount < 1 || threadCount > qpCount) {
+            throw new PerfException("side channel: GROUP qps " + qpCount + " threads " + threadCount
+                + ": --qps must be in [1, " + Fanout.MAX_QPS + "], --threads in [1, --qps]");
+        }
+        final Fanout fanout;
+        try {
+            fanout = new Fanout((int) qpCount, (int) threadCount);
+        } catch (final IllegalArgumentException e) {
+            throw new PerfException("side channel: GROUP " + e.getMessage(), e);
+        }
         final SideChannel side = end.side();
         final List<JdetQp> qps = open(step, end, fanout, false);
         try {

@@ -40,7 +40,11 @@ final class ServerDriver {
                     + "requires, or give them to the client only");
             }
             final RunSettings settings = settings(config, hello);
-            final int maxSize = (int) hello.number("maxsize");
+            final long maxSize = hello.number("maxsize");
+            if (maxSize < 8 || maxSize > Sizes.MAX) {
+                throw new PerfException("side channel: HELLO maxsize " + maxSize + " is outside [8, " + Sizes.MAX
+                    + "]");
+            }
             final String nicName = config.serverNicName() != null ? config.serverNicName()
                 : PerfRun.udpName(side.localAddress().getHostAddress());
             try (JdetPeer peer = JdetPeer.open(nicName, settings.deviceConfiguration(), config.loopFallback())) {
@@ -52,14 +56,20 @@ final class ServerDriver {
                         settings.waitMode() ? "wait" : "busy-poll", describe(hello));
                     log.flush();
                 }
-                final End end = new End(side, peer, settings, new Pattern(arena, maxSize), abort, "jdet", 0);
+                final End end = new End(side, peer, settings, new Pattern(arena, (int) maxSize), abort, "jdet", 0);
                 int served = 0;
                 while (true) {
                     final Message message = side.receive();
                     switch (message.verb()) {
-                        case "TEST" -> JdetStep.passive(Step.of(message), end);
-                        case "GROUP" -> GroupStep.passive(message, end);
-                        case "BASE" -> BaselineStep.passive(message, end);
+                        case "TEST" -> JdetStep.passive(checked(message, maxSize, true, false), end);
+                        case "GROUP" -> {
+                            checked(message, maxSize, true, true);
+                            GroupStep.passive(message, end);
+                        }
+                        case "BASE" -> {
+                            checked(message, maxSize, false, false);
+                            BaselineStep.passive(message, end);
+                        }
                         case "BYE" -> {
                             final Map<String, Long> counters = peer.nic().counters();
                             side.send(Message.of("COUNTERS").with(counters).build());
@@ -90,6 +100,10 @@ final class ServerDriver {
      * @throws PerfException if the client's {@code --duration} is more than half of this end's timeout
      */
     static RunSettings settings(final PerfConfig config, final Message hello) {
+        final long maxRd = hello.number("maxrd");
+        if (maxRd < 1 || maxRd > 1024) {
+            throw new PerfException("side channel: HELLO maxrd " + maxRd + " is outside [1, 1024]");
+        }
         final RunSettings client = RunSettings.of(hello);
         final Object duration = hello.fields().get("duration");
         if (duration instanceof Number seconds && seconds.doubleValue() * 2000 > config.timeoutMs()) {
@@ -100,6 +114,25 @@ final class ServerDriver {
         }
         return new RunSettings(client.waitMode(), client.verify(), client.maxRd(), config.timeoutMs(),
             client.faults(), client.secure());
+    }
+
+    /**
+     * A step the client asks for, checked before anything is built for it: a test of the verb's kind (a jdet test
+     * for TEST, a jdet bandwidth test for GROUP, a baseline for BASE), no larger than the HELLO's maxsize (the
+     * verification pattern's length).
+     */
+    static Step checked(final Message message, final long maxSize, final boolean jdet, final boolean group) {
+        final Step step = Step.of(message);
+        final TestKind kind = step.kind();
+        if (kind.jdet() != jdet || kind.collective() || group && kind.latency()) {
+            throw new PerfException("side channel: " + message.verb() + " of " + kind.label() + ", which is not "
+                + (group ? "a jdet bandwidth test" : jdet ? "a jdet test" : "a baseline"));
+        }
+        if (step.size() > maxSize) {
+            throw new PerfException("side channel: " + message.verb() + " size " + step.size()
+                + " is beyond the HELLO's maxsize " + maxSize);
+        }
+        return step;
     }
 
     private static String seconds(final double value) {

@@ -161,20 +161,43 @@ public final class SideChannel implements StopSignal, AutoCloseable {
     /** One line of JSON, without its line feed; an older peer's binary message fails at its first byte. */
     private byte[] readLine() throws IOException {
         final ByteArrayOutputStream line = new ByteArrayOutputStream(256);
-        for (int b = buffered.read(); b != '\n'; b = buffered.read()) {
-            if (b < 0) {
-                throw new EOFException();
+        // The timeout bounds the whole message, not each read: a peer trickling a byte just inside it must not
+        // hold this end for MAX_MESSAGE timeouts.
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        try {
+            for (int b = readBefore(deadline); b != '\n'; b = readBefore(deadline)) {
+                if (b < 0) {
+                    throw new EOFException();
+                }
+                if (line.size() == 0 && b != '{') {
+                    throw new PerfException("side channel: the " + peerName + " does not speak version " + VERSION
+                        + " of the protocol (JSON lines); run the same jdet build at both ends");
+                }
+                if (line.size() == MAX_MESSAGE) {
+                    throw new PerfException("side channel: a message longer than " + MAX_MESSAGE + " bytes");
+                }
+                line.write(b);
             }
-            if (line.size() == 0 && b != '{') {
-                throw new PerfException("side channel: the " + peerName + " does not speak version " + VERSION
-                    + " of the protocol (JSON lines); run the same jdet build at both ends");
+        } finally {
+            try {
+                socket.setSoTimeout(timeoutMs);
+            } catch (final IOException e) {
+                // A broken socket fails the next read with its own message.
             }
-            if (line.size() == MAX_MESSAGE) {
-                throw new PerfException("side channel: a message longer than " + MAX_MESSAGE + " bytes");
-            }
-            line.write(b);
         }
         return line.toByteArray();
+    }
+
+    /** The next byte, waiting no later than the deadline. */
+    private int readBefore(final long deadline) throws IOException {
+        if (buffered.available() == 0) {
+            final long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            if (leftMs <= 0) {
+                throw new SocketTimeoutException("the message did not come whole within the timeout");
+            }
+            socket.setSoTimeout((int) Math.min(Integer.MAX_VALUE, leftMs));
+        }
+        return buffered.read();
     }
 
     /**

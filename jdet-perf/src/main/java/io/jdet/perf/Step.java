@@ -43,8 +43,29 @@ public record Step(TestKind kind, int size, long iterations, long warmup, int bu
      * @return the step
      */
     public static Step of(final Message message) {
-        return new Step(TestKind.of(message.text("kind")), (int) message.number("size"), message.number("iters"),
-            message.number("warmup"), (int) message.number("burst"), false);
+        final TestKind kind;
+        try {
+            kind = TestKind.of(message.text("kind"));
+        } catch (final IllegalArgumentException e) {
+            throw new PerfException("side channel: " + message.verb() + ": " + e.getMessage(), e);
+        }
+        final long size = message.number("size");
+        final long iterations = message.number("iters");
+        final long warmup = message.number("warmup");
+        final long burst = message.number("burst");
+        // The peer's counts size buffers and queues: refuse any the command line would have refused.
+        peerCheck(size >= 1 && size <= Sizes.MAX, message, "size " + size + " is outside [1, " + Sizes.MAX + "]");
+        peerCheck(iterations >= 0, message, "iters " + iterations + " is negative");
+        peerCheck(warmup >= 0, message, "warmup " + warmup + " is negative");
+        peerCheck(burst >= 1 && burst <= PerfConfig.MAX_BURST, message,
+            "burst " + burst + " is outside [1, " + PerfConfig.MAX_BURST + "]");
+        return new Step(kind, (int) size, iterations, warmup, (int) burst, false);
+    }
+
+    private static void peerCheck(final boolean ok, final Message message, final String problem) {
+        if (!ok) {
+            throw new PerfException("side channel: " + message.verb() + " " + problem);
+        }
     }
 
     /**
