@@ -256,11 +256,7 @@ class CompletionQueueTest {
         // B refuses A's 32-byte send into its 16-byte receive (BOUNDS_ERR), but that receive completion overruns
         // B's full queue, which fails B's queue pair with a DISCONNECT: its acks must not count the refused send.
         try (Loopback pair = Loopback.open(new Loopback.Options().cqSize(1).depth(200, 8))) {
-            final int size = pair.cqB.query().size();
-            for (int i = 0; i < size; i++) {
-                pair.qpB.write(1000 + i, sge(pair.mrB, 0, 8), 1, pair.mrA.address(), pair.mrA.rKey(), 0, 0);
-            }
-            Tests.await("B's queue full", () -> pair.cqB.query().depth() == size);
+            fillBsQueue(pair);
             pair.qpB.recv(500, sge(pair.mrB, 0, 16), 1);
             pair.qpA.send(1, sge(pair.mrA, 0, 32), 1, 0, 0);
             final WorkCompletion wc = Tests.pollOne(pair.cqA);
@@ -278,11 +274,7 @@ class CompletionQueueTest {
         // as it failed acknowledged the message and A completed it SUCCESS.
         for (final boolean write : new boolean[] {false, true}) {
             try (Loopback pair = Loopback.open(new Loopback.Options().cqSize(1).depth(200, 8))) {
-                final int size = pair.cqB.query().size();
-                for (int i = 0; i < size; i++) {
-                    pair.qpB.write(1000 + i, sge(pair.mrB, 0, 8), 1, pair.mrA.address(), pair.mrA.rKey(), 0, 0);
-                }
-                Tests.await("B's queue full", () -> pair.cqB.query().depth() == size);
+                fillBsQueue(pair);
                 pair.qpB.recv(500, sge(pair.mrB, 0, 64), 1);
                 if (write) {
                     pair.qpA.write(1, sge(pair.mrA, 0, 32), 1, pair.mrB.address() + 256, pair.mrB.rKey(),
@@ -306,11 +298,7 @@ class CompletionQueueTest {
         // the flush of the second receive, whose completion the queue in ERROR cannot take either, must not raise
         // it again (det.md 3.5: the queue whose completion was lost says so once). It did: two QP_RQ_ERROR at B.
         try (Loopback pair = Loopback.open(new Loopback.Options().cqSize(1).depth(200, 8))) {
-            final int size = pair.cqB.query().size();
-            for (int i = 0; i < size; i++) {
-                pair.qpB.write(1000 + i, sge(pair.mrB, 0, 8), 1, pair.mrA.address(), pair.mrA.rKey(), 0, 0);
-            }
-            Tests.await("B's queue full", () -> pair.cqB.query().depth() == size);
+            fillBsQueue(pair);
             pair.qpB.recv(500, sge(pair.mrB, 0, 64), 1);
             pair.qpB.recv(501, sge(pair.mrB, 0, 64), 1);
             pair.qpA.send(1, sge(pair.mrA, 0, 32), 1, 0, 0);
@@ -459,5 +447,14 @@ class CompletionQueueTest {
     private static EventRecord last(final List<EventRecord> events) {
         assertTrue(!events.isEmpty());
         return events.get(events.size() - 1);
+    }
+
+    /** Fills B's completion queue with completions of B's own writes (B polls none), and waits until it is full. */
+    private static void fillBsQueue(final Loopback pair) {
+        final int size = pair.cqB.query().size();
+        for (int i = 0; i < size; i++) {
+            pair.qpB.write(1000 + i, sge(pair.mrB, 0, 8), 1, pair.mrA.address(), pair.mrA.rKey(), 0, 0);
+        }
+        Tests.await("B's queue full", () -> pair.cqB.query().depth() == size);
     }
 }

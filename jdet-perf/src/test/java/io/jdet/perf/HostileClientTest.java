@@ -121,14 +121,7 @@ class HostileClientTest {
     void shouldNotWaitOnOneMessageLongerThanItsTimeout() throws Exception {
         final CompletableFuture<Throwable> failure = new CompletableFuture<>();
         try (ServerSocket listener = SideChannel.listen(InetAddress.getLoopbackAddress(), 0)) {
-            final Thread server = Thread.ofPlatform().daemon().start(() -> {
-                try (SideChannel side = SideChannel.accept(listener, 5_000, SERVER_TIMEOUT_MS)) {
-                    ServerDriver.serve(server(), side, new Abort(), null);
-                    failure.complete(null);
-                } catch (final RuntimeException e) {
-                    failure.complete(e);
-                }
-            });
+            final Thread server = serving(listener, failure);
             final long start = System.nanoTime();
             try (Socket slow = new Socket(InetAddress.getLoopbackAddress(), listener.getLocalPort())) {
                 final OutputStream out = slow.getOutputStream();
@@ -161,14 +154,7 @@ class HostileClientTest {
             {(byte) 0xFF, (byte) 0xFE, 0, 0, '\n'}}) {
             final CompletableFuture<Throwable> failure = new CompletableFuture<>();
             try (ServerSocket listener = SideChannel.listen(InetAddress.getLoopbackAddress(), 0)) {
-                final Thread server = Thread.ofPlatform().daemon().start(() -> {
-                    try (SideChannel side = SideChannel.accept(listener, 5_000, SERVER_TIMEOUT_MS)) {
-                        ServerDriver.serve(server(), side, new Abort(), null);
-                        failure.complete(null);
-                    } catch (final RuntimeException e) {
-                        failure.complete(e);
-                    }
-                });
+                final Thread server = serving(listener, failure);
                 try (Socket bad = new Socket(InetAddress.getLoopbackAddress(), listener.getLocalPort())) {
                     bad.getOutputStream().write(garbage);
                     bad.getOutputStream().flush();
@@ -195,26 +181,20 @@ class HostileClientTest {
         assertEquals(7000, BaselineStep.port(Message.of("READY").with("port", 7000).build()));
     }
 
+    /** A server thread serving one connection; how it ended (null: served to the end) completes the future. */
+    private static Thread serving(final ServerSocket listener, final CompletableFuture<Throwable> failure) {
+        return Thread.ofPlatform().daemon().start(() -> {
+            try (SideChannel side = SideChannel.accept(listener, 5_000, SERVER_TIMEOUT_MS)) {
+                ServerDriver.serve(server(), side, new Abort(), null);
+                failure.complete(null);
+            } catch (final RuntimeException e) {
+                failure.complete(e);
+            }
+        });
+    }
+
     /** A server serving one hand-driven client: what the client received after its opening, as text. */
     private static String serveOne(final Consumer<SideChannel> opening) throws IOException, InterruptedException {
-        try (ServerSocket listener = SideChannel.listen(InetAddress.getLoopbackAddress(), 0)) {
-            final Thread server = Thread.ofPlatform().daemon().start(() -> {
-                try (SideChannel side = SideChannel.accept(listener, 5_000, SERVER_TIMEOUT_MS)) {
-                    ServerDriver.serve(server(), side, new Abort(), null);
-                } catch (final RuntimeException e) {
-                    // Expected: the server refuses; the client's view is what the test checks.
-                }
-            });
-            final String reply = assertTimeoutPreemptively(DEADLINE, () -> {
-                try (SideChannel channel = SideChannel.connect("127.0.0.1", listener.getLocalPort(), 10_000)) {
-                    opening.accept(channel);
-                    return "accepted: " + channel.receive();
-                } catch (final PerfException e) {
-                    return e.getMessage();
-                }
-            });
-            server.join(DEADLINE);
-            return reply;
-        }
+        return SideChannelTest.serveOne(server(), SERVER_TIMEOUT_MS, opening);
     }
 }

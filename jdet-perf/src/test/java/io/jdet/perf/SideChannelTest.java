@@ -169,9 +169,19 @@ class SideChannelTest {
     /** A server serving one hand-driven client: returns what the client received after its opening, as text. */
     private static String serveOne(final PerfConfig config, final java.util.function.Consumer<SideChannel> opening)
         throws IOException, InterruptedException {
+        return serveOne(config, 5_000, opening);
+    }
+
+    /**
+     * A server serving one hand-driven client (the opening), with its side channel's timeout: what the client
+     * received after its opening, or the refusal it got, as text.
+     */
+    static String serveOne(final PerfConfig config, final long timeoutMs,
+                           final java.util.function.Consumer<SideChannel> opening)
+        throws IOException, InterruptedException {
         try (ServerSocket listener = SideChannel.listen(InetAddress.getLoopbackAddress(), 0)) {
-            final Thread server = Thread.ofPlatform().start(() -> {
-                try (SideChannel side = SideChannel.accept(listener, 5_000, 5_000)) {
+            final Thread server = Thread.ofPlatform().daemon().start(() -> {
+                try (SideChannel side = SideChannel.accept(listener, 5_000, timeoutMs)) {
                     ServerDriver.serve(config, side, new Abort(), null);
                 } catch (final RuntimeException e) {
                     // Expected: the server refuses; the client's view is what the test checks.
