@@ -1,6 +1,5 @@
 package io.jdet.internal.cm;
 
-import io.jdet.CompletionQueue;
 import io.jdet.ConnectionListener;
 import io.jdet.ConnectionManager;
 import io.jdet.ConnectionRequest;
@@ -8,17 +7,13 @@ import io.jdet.Det;
 import io.jdet.DetException;
 import io.jdet.Errno;
 import io.jdet.Nic;
-import io.jdet.ProtectionDomain;
 import io.jdet.QpCreate;
 import io.jdet.QpModify;
 import io.jdet.QpState;
 import io.jdet.QueuePair;
 import io.jdet.WcStatus;
-import io.jdet.internal.verbs.NicImpl;
 import io.jdet.internal.wire.Frame;
 import io.jdet.testing.Tests;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -41,40 +36,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * healthy: whatever the peer sent was answered or dropped, never caught as a failure.
  */
 @Timeout(60)
-class CmImplTest {
+class CmImplTest extends CmVictimCase {
     private static final int SERVICE = 4711;
     private static final int RAW_QP = 555;
     private static final long LONG_MS = 10_000;
 
-    private Det det;
-    private String fabric;
-    private NicImpl nic;
-    private CompletionQueue cq;
-    private ProtectionDomain pd;
-    private QueuePair qp;
-    private ConnectionManager cm;
-    private CmRawPeer raw;
-
-    @BeforeEach
-    void open() {
-        det = Det.open();
-        fabric = Tests.uniqueFabric("cm");
-        nic = (NicImpl) det.openNic(fabric, null);
-        pd = nic.allocPd();
-        cq = nic.createCq(16, null);
-        qp = pd.createQp(QpCreate.of(cq, 4, 1));
-        cm = nic.connectionManager();
-        raw = new CmRawPeer(nic.address());
-    }
-
-    @AfterEach
-    void close() {
-        try {
-            Tests.assertEngineHealthy(nic);
-        } finally {
-            raw.close();
-            det.close();
-        }
+    @Override
+    protected String fabricTag() {
+        return "cm";
     }
 
     // ---------------------------------------------------------------- passive side

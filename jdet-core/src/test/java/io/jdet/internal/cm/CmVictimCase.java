@@ -18,6 +18,8 @@ import org.junit.jupiter.api.BeforeEach;
  */
 abstract class CmVictimCase {
     protected Det det;
+    /** The name the NIC was opened on (a fresh fabric), for tests that open more NICs on it. */
+    protected String fabric;
     protected NicImpl nic;
     protected CompletionQueue cq;
     protected ProtectionDomain pd;
@@ -31,7 +33,8 @@ abstract class CmVictimCase {
     @BeforeEach
     void openVictim() {
         det = Det.open();
-        nic = (NicImpl) det.openNic(Tests.uniqueFabric(fabricTag()), null);
+        fabric = Tests.uniqueFabric(fabricTag());
+        nic = (NicImpl) det.openNic(fabric, null);
         pd = nic.allocPd();
         cq = nic.createCq(16, null);
         qp = pd.createQp(QpCreate.of(cq, 4, 1));
