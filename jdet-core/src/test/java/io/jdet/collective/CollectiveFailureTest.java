@@ -218,6 +218,30 @@ class CollectiveFailureTest {
         }
     }
 
+    /**
+     * Members that disagree on a broadcast's length break the rules of the wire, eager or by rendezvous: the member
+     * that finds out fails BAD_RESPONSE, and the other learns it from the torn-down connection; never a hang, never
+     * SUCCESS at the member whose bytes were wrong. Root 0 sends {@code rootBytes}, rank 1 expects {@code rank1Bytes}
+     * (the default tuning: rendezvous from 64 KiB); {@code finder} is the member whose check trips: rank 1 for a chunk
+     * longer than what remains (eager) or a chunk into the destination it advertised (eager sent where it expected a
+     * rendezvous), the root for an advertisement of another length (both by rendezvous).
+     */
+    @ParameterizedTest(name = "root {0} B, rank 1 {1} B")
+    @org.junit.jupiter.params.provider.CsvSource({"100,50,1", "1000,100000,1", "131072,98304,0"})
+    void membersThatDisagreeOnALengthFailWithBadResponse(final int rootBytes, final int rank1Bytes,
+                                                         final int finder) {
+        try (Group g = new Group(2, quick()).joined()) {
+            final MemoryRegion src = g.region(0, rootBytes);
+            final MemoryRegion dst = g.region(1, rank1Bytes);
+            g.cos[0].bcast(1, 0, Group.ds(src), 0);
+            g.cos[1].bcast(1, 0, Group.ds(dst), 0);
+            final WorkCompletion[] got = g.awaitAll(20_000);
+            assertEquals(WcStatus.BAD_RESPONSE, got[finder].status(), got[finder] + " " + g.cos[finder]);
+            assertNotEquals(WcStatus.SUCCESS, got[1].status(), "rank 1's bytes are not the root's: " + got[1]);
+            assertTrue(coErrorHandles(g).contains(g.cos[finder]));
+        }
+    }
+
     @Test
     void scratchMemoryThatCannotBeRegisteredFailsTheGroupAsThisMembersOwnError() {
         // The registration quota (the device's, both members') is full when a reduction starts: the member that
