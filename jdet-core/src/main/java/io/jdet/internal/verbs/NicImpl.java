@@ -359,7 +359,9 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
     void passForPoll() {
         if (lock.tryLock()) {
             try {
-                passWanted = false; // this pass begins after every waiting poll asked: it serves them too
+                if (passWanted) {
+                    passWanted = false; // this pass begins after every waiting poll asked: it serves them too
+                }
                 progressQuietly();
             } finally {
                 unlockDataPath();
@@ -372,7 +374,9 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
             if (lock.tryLock()) {
                 try {
                     if ((long) PASSES_DONE.getAcquire(this) <= seen) {
-                        passWanted = false; // as above: the release below must not run a second pass for it
+                        if (passWanted) {
+                            passWanted = false; // as above: the release below must not run a second pass for it
+                        }
                         progressQuietly();
                     }
                 } finally {
