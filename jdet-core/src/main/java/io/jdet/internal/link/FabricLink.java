@@ -4,6 +4,8 @@ import io.jdet.internal.wire.FrameCrc;
 import io.jdet.internal.wire.FrameGather;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
 import java.util.Map;
 
 /**
@@ -14,6 +16,15 @@ import java.util.Map;
  * slots when the sender needs its memory back. A full ring pushes back ({@link #send} returns false) instead of dropping. Memory cannot
  * corrupt a frame, so frames carry no CRC ({@link #checksummed()}) unless fault injection corrupts them on purpose.
  * Its address is {@code loop:<fabric>/<number>}.
+ *
+ * <p>Between {@link #cork} and {@link #uncork} (a post, an engine pass) small frames bound for the same peer are
+ * staged in the link and leave together, in one slot of the peer's ring ({@link FrameRing#offerBatch}): a burst of
+ * small messages then costs one claim, one publication and one wake-up of the receiver, as frames sharing a datagram
+ * do over UDP. The first frame of a batch with nothing staged and no company announced goes at once, alone, so that a
+ * lone message (a ping-pong) pays no staging copy; the frames after it in the batch are staged, and so are those of a
+ * batch that follows a post flagged {@code MORE} ({@link #uncorkHolding}, which also leaves what is staged for the
+ * next post). A frame that lends its payload, or a frame of {@link FrameRing#LEND_MIN} bytes or more, goes into a
+ * slot of its own, after what is staged for its peer.
  */
 public final class FabricLink implements Link {
     private final Fabric fabric;
@@ -33,6 +44,12 @@ public final class FabricLink implements Link {
     private long peerGone;
     private long sendErrors;
     private boolean closed;
+    /**
+     * The batch state, written on every post: in an object of its own, padded, since peers read this link's
+     * {@link #ring} field on every frame they send it (a write into its cache line cost each ping-pong 0.1 µs).
+     * Allocated last, after everything peers read.
+     */
+    private final Staging tx;
 
     /**
      * Attaches a new endpoint to a fabric.
@@ -64,6 +81,7 @@ public final class FabricLink implements Link {
         this.mtu = fabric.mtu();
         try {
             this.ring = new FrameRing(ringFrames, this.mtu);
+            this.tx = new Staging(MemorySegment.ofBuffer(ByteBuffer.allocateDirect(this.mtu)));
         } catch (final RuntimeException | Error e) {
             fabric.leave(id);
             throw e;
@@ -108,6 +126,23 @@ public final class FabricLink implements Link {
     @Override
     public boolean send(final long peer, final MemorySegment header, final int headerLength,
                         final FrameGather payload) {
+        final int length = headerLength + payload.totalLength();
+        if (tx.corked > 0 && length < FrameRing.LEND_MIN && length <= mtu) {
+            if (tx.frames > 0 || tx.companyExpected || tx.smallSent) {
+                return stage((int) peer, header, headerLength, payload, length);
+            }
+            // This one goes alone, now; once it is in the ring, the frames after it in the batch are staged.
+            return tx.smallSent = sendAlone(peer, header, headerLength, payload);
+        }
+        if (tx.frames > 0 && !publishStaged() && tx.peer == peer) {
+            return false; // what is staged for this peer leaves first, in order; its ring has no room now
+        }
+        return sendAlone(peer, header, headerLength, payload);
+    }
+
+    /** Sends a frame in a slot of its own (what is staged for another peer may wait: order is kept per peer). */
+    private boolean sendAlone(final long peer, final MemorySegment header, final int headerLength,
+                              final FrameGather payload) {
         final FabricLink target = fabric.endpoint(peer);
         if (target == null) {
             peerGone++;
@@ -123,6 +158,95 @@ public final class FabricLink implements Link {
             // aborted, and the frame is lost, as on a wire; the protocol retransmits or gives up.
             sendErrors++;
             return true;
+        }
+    }
+
+    /**
+     * Appends a frame to the staging, after publishing what is staged for another peer or what leaves it no room.
+     * When the other peer's ring is full, its frames stay staged and this one goes alone, so that a peer that stops
+     * taking frames holds up no other.
+     *
+     * @return false if the frame's own peer's ring is full and the staging has no room (the caller retries later)
+     */
+    private boolean stage(final int peer, final MemorySegment header, final int headerLength,
+                          final FrameGather payload, final int length) {
+        if (tx.frames > 0 && peer != tx.peer && !publishStaged()) {
+            return sendAlone(peer, header, headerLength, payload);
+        }
+        if (tx.frames > 0 && FrameRing.recordAlign(tx.end) + FrameRing.RECORD_PREFIX + length > mtu
+            && !publishStaged()) {
+            return false;
+        }
+        final int at = tx.frames == 0 ? 0 : FrameRing.recordAlign(tx.end) + FrameRing.RECORD_PREFIX;
+        try {
+            MemorySegment.copy(header, 0, tx.staging, at, headerLength);
+            payload.copyTo(tx.staging, at + headerLength);
+        } catch (final IllegalStateException | WrongThreadException sourceUnusable) {
+            sendErrors++; // the frame's memory was closed: lost, as on a wire (see send); nothing was staged
+            return true;
+        }
+        if (tx.frames == 0) {
+            tx.peer = peer;
+            tx.first = length;
+        } else {
+            tx.staging.set(ValueLayout.JAVA_INT_UNALIGNED, at - FrameRing.RECORD_PREFIX, length);
+        }
+        tx.frames++;
+        tx.end = at + length;
+        return true;
+    }
+
+    /**
+     * Publishes the staged frames in one slot of their peer's ring (dropped, and counted, if the peer has gone).
+     *
+     * @return false if the ring is full: they stay staged
+     */
+    private boolean publishStaged() {
+        final FabricLink target = fabric.endpoint(tx.peer);
+        if (target == null) {
+            peerGone += tx.frames;
+        } else if (!target.ring.offerBatch(id, crc, tx.staging, tx.first, tx.end)) {
+            return false;
+        } else if (tx.frames > 1) {
+            tx.batches++;
+            tx.batchedFrames += tx.frames;
+        }
+        tx.frames = 0;
+        tx.end = 0;
+        tx.holding = false;
+        return true;
+    }
+
+    @Override
+    public void cork() {
+        if (tx.corked++ == 0) {
+            tx.smallSent = false;
+        }
+    }
+
+    @Override
+    public void uncork() {
+        if (tx.corked > 0 && --tx.corked == 0) {
+            tx.holding = false;
+            tx.companyExpected = false;
+            if (tx.frames > 0) {
+                publishStaged(); // a full ring keeps them staged: the next send, uncork or flush tries again
+            }
+        }
+    }
+
+    @Override
+    public void uncorkHolding() {
+        if (tx.corked > 0 && --tx.corked == 0) {
+            tx.holding = tx.frames > 0;
+            tx.companyExpected = true;
+        }
+    }
+
+    @Override
+    public void flush() {
+        if (tx.corked == 0 && !tx.holding && tx.frames > 0) {
+            publishStaged();
         }
     }
 
@@ -172,6 +296,8 @@ public final class FabricLink implements Link {
         counters.merge("link.rx.aborted", rxDrops[FrameRing.ABORTED], Long::sum);
         counters.merge("link.tx.peer_gone", peerGone, Long::sum);
         counters.merge("link.tx.errors", sendErrors, Long::sum);
+        counters.merge("link.tx.batches", tx.batches, Long::sum);
+        counters.merge("link.tx.batched_frames", tx.batchedFrames, Long::sum);
     }
 
     @Override
@@ -180,8 +306,54 @@ public final class FabricLink implements Link {
             return;
         }
         closed = true;
+        if (tx.frames > 0) {
+            publishStaged(); // what a post flagged MORE left behind leaves before the NIC does (a full ring drops it)
+        }
         settle();
         fabric.leave(id);
         ring.close();
+    }
+
+    /** Padding before {@link StagingFields}: a superclass's fields come first (the int fills the header's gap). */
+    @SuppressWarnings("unused")
+    private abstract static class StagingPadding {
+        private int p0;
+        private long p1, p2, p3, p4, p5, p6, p7, p8;
+    }
+
+    /** The batch state; only the engine lock's holder touches it. */
+    private abstract static class StagingFields extends StagingPadding {
+        /** Staged frames, laid out as {@link FrameRing#offerBatch} takes them. */
+        final MemorySegment staging;
+        /** The peer of the staged frames, how many, the first one's length, and where the last record ends. */
+        int peer;
+        int frames;
+        int first;
+        int end;
+        /** Batches open ({@link #cork} depth): small frames are staged while it is positive. */
+        int corked;
+        /** A post flagged MORE left frames staged: {@link #flush} (the engine lock's release) leaves them there. */
+        boolean holding;
+        /** The last batch ended holding (a post flagged MORE): the next one's frames have company coming. */
+        boolean companyExpected;
+        /** A small frame went alone since the outermost {@link #cork}. */
+        boolean smallSent;
+        /** Slots published with more than one frame, and the frames they carried, for the counters. */
+        long batches;
+        long batchedFrames;
+
+        StagingFields(final MemorySegment staging) {
+            this.staging = staging;
+        }
+    }
+
+    /** {@link StagingFields} with padding after them too, so that no other object's fields share their lines. */
+    @SuppressWarnings("unused")
+    private static final class Staging extends StagingFields {
+        private long q1, q2, q3, q4, q5, q6, q7, q8;
+
+        Staging(final MemorySegment staging) {
+            super(staging);
+        }
     }
 }

@@ -35,6 +35,10 @@ import java.util.concurrent.locks.LockSupport;
  * {@link #CONSUMING} while the consumer hands it over, {@link #SETTLING} while {@link #settle} copies the payload
  * into the slot after all (the sender needs its memory back), and {@link #PLAIN} otherwise; a CAS from
  * {@code LENT} decides which of the two reads the sender's memory, and the other waits for {@code PLAIN}.
+ *
+ * <p>Batches: a sender may publish several small frames in one slot ({@link #offerBatch}), so that a burst pays
+ * for one claim, one publication and one wake-up rather than one per frame, and the consumer reads the frames
+ * from consecutive memory; the slot's metadata says where its records end.
  */
 final class FrameRing implements AutoCloseable {
     private static final VarHandle HEAD;
@@ -50,17 +54,20 @@ final class FrameRing implements AutoCloseable {
     /**
      * Each slot's own metadata lies in the first bytes of its memory, before the frame, rather than in arrays of
      * their own: a frame then crosses from the producer's core to the consumer's in the cache lines of the slot
-     * itself (the metadata, the header and a small payload share them), not in one more line per array. Length
-     * ({@link #ABORTED_LENGTH} when the copy failed), whether it is sealed, and the sender.
+     * itself (the metadata, the header and a small payload share them), not in one more line per array. Length of
+     * the (first) frame ({@link #ABORTED_LENGTH} when the copy failed), whether it is sealed, the sender, and the
+     * end of a batch's records (0 for a slot of one frame).
      */
     private static final int META = 16;
     private static final int META_LENGTH = 0;
     private static final int META_SEALED = 4;
     private static final int META_PEER = 8;
+    private static final int META_END = 12;
+    /** The bytes of a batch record's length prefix, and the alignment of every record. */
+    static final int RECORD_PREFIX = 4;
     /** Slots start on cache-line boundaries, so that a slot's metadata and the start of its frame share one. */
     private static final int SLOT_ALIGN = 64;
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
-    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
 
     /**
      * What only the consumer writes, apart from the ring's own fields that every producer reads: a consumer's write
@@ -111,6 +118,9 @@ final class FrameRing implements AutoCloseable {
     private final MemorySegment[] lent;
     private final long[] lentOffsets;
     private final int[] headerLengths;
+    /** Where the consumer copies a batch's second and later frames, so that each is handed over from offset 0. */
+    private final MemorySegment scratch;
+    private final ByteBuffer scratchView;
     /** Per slot: {@link #PLAIN}, {@link #LENT}, {@link #CONSUMING} or {@link #SETTLING}. */
     private final AtomicIntegerArray state;
     /** Slot i is free for producer index t when sequence == t, full for consumer index h when sequence == h+1. */
@@ -159,6 +169,8 @@ final class FrameRing implements AutoCloseable {
             slots[i] = MemorySegment.ofBuffer(views[i]);
             sequence.set(i, i);
         }
+        this.scratchView = ByteBuffer.allocateDirect(slotSize);
+        this.scratch = MemorySegment.ofBuffer(scratchView);
     }
 
     /**
@@ -186,7 +198,7 @@ final class FrameRing implements AutoCloseable {
      * @throws RuntimeException         what copying from the frame's memory threw (a closed or foreign-thread
      *                                  segment); the slot it had claimed is published as aborted
      */
-    boolean offer(final long peer, final MemorySegment header, final int headerLength, final FrameGather payload) {
+    boolean offer(final int peer, final MemorySegment header, final int headerLength, final FrameGather payload) {
         return offer(peer, true, header, headerLength, payload);
     }
 
@@ -198,26 +210,17 @@ final class FrameRing implements AutoCloseable {
      * @throws IllegalArgumentException if the frame exceeds a slot
      * @throws RuntimeException         what copying from the frame's memory threw; the slot is published as aborted
      */
-    boolean offer(final long peer, final boolean crc, final MemorySegment header, final int headerLength,
+    boolean offer(final int peer, final boolean crc, final MemorySegment header, final int headerLength,
                   final FrameGather payload) {
         final int length = headerLength + payload.totalLength();
         if (length > slotSize) {
             throw new IllegalArgumentException("frame of " + length + " bytes exceeds the slot size " + slotSize);
         }
-        long t;
-        int i;
-        while (true) {
-            t = tail.get();
-            i = (int) (t & mask);
-            final long s = sequence.get(i); // acquire: pairs with the consumer's release of this slot
-            if (s == t) {
-                if (tail.compareAndSet(t, t + 1)) {
-                    break;
-                }
-            } else if (s < t) {
-                return false;
-            }
+        final long t = claim();
+        if (t < 0) {
+            return false;
         }
+        final int i = (int) (t & mask);
         final MemorySegment slot = slots[i];
         // A sealed frame's CRC covers its payload, which the consumer checks in the slot: only plain frames lend.
         final boolean lend = lends(crc, payload);
@@ -240,7 +243,8 @@ final class FrameRing implements AutoCloseable {
             final long meta = i * stride;
             ring.set(INT, meta + META_LENGTH, published);
             ring.set(ValueLayout.JAVA_BYTE, meta + META_SEALED, crc ? (byte) 1 : 0);
-            ring.set(LONG, meta + META_PEER, peer);
+            ring.set(INT, meta + META_PEER, peer);
+            ring.set(INT, meta + META_END, 0);
             if (published != ABORTED_LENGTH && lend) {
                 state.set(i, LENT); // volatile: a settle that sees LENT sees the reference and the peer
             } else if (lent[i] != null) { // null already but after a failed lend: no write, so no line taken
@@ -252,6 +256,65 @@ final class FrameRing implements AutoCloseable {
         }
         unparkWaiters();
         return true;
+    }
+
+    /**
+     * Publishes a batch: frames of one sender for this ring's NIC, laid out as {@link FabricLink} stages them, the
+     * first frame from offset 0, then each further one as a record: its length in {@link #RECORD_PREFIX} bytes, then
+     * its bytes, every record starting on a multiple of {@link #RECORD_PREFIX}. One slot, one copy and one
+     * publication for them all; {@link #drain} hands them over one by one, in order. A batch never lends.
+     *
+     * @param peer        the sender
+     * @param crc         whether the sender sealed the frames (the consumer checks each one's CRC)
+     * @param records     the frames, laid out as above
+     * @param firstLength the first frame's length
+     * @param end         where the last record ends
+     * @return false if the ring is full
+     * @throws IllegalArgumentException if the records exceed a slot or the first frame lies outside them
+     */
+    boolean offerBatch(final int peer, final boolean crc, final MemorySegment records, final int firstLength,
+                       final int end) {
+        if (end > slotSize || firstLength < 1 || firstLength > end) {
+            throw new IllegalArgumentException("a batch of " + end + " bytes whose first frame has " + firstLength
+                + " bytes, in slots of " + slotSize);
+        }
+        final long t = claim();
+        if (t < 0) {
+            return false;
+        }
+        final int i = (int) (t & mask);
+        MemorySegment.copy(records, 0, slots[i], 0, end); // the link's own staging: cannot fail
+        final long meta = i * stride;
+        ring.set(INT, meta + META_LENGTH, firstLength);
+        ring.set(ValueLayout.JAVA_BYTE, meta + META_SEALED, crc ? (byte) 1 : 0);
+        ring.set(INT, meta + META_PEER, peer);
+        ring.set(INT, meta + META_END, end > firstLength ? end : 0);
+        if (lent[i] != null) {
+            lent[i] = null;
+        }
+        sequence.set(i, t + 1); // volatile, as in offer
+        unparkWaiters();
+        return true;
+    }
+
+    /** Claims the next slot for a producer: its producer index, or -1 if the ring is full. */
+    private long claim() {
+        while (true) {
+            final long t = tail.get();
+            final long s = sequence.get((int) (t & mask)); // acquire: pairs with the consumer's release of this slot
+            if (s == t) {
+                if (tail.compareAndSet(t, t + 1)) {
+                    return t;
+                }
+            } else if (s < t) {
+                return -1;
+            }
+        }
+    }
+
+    /** {@code at} rounded up to the next record boundary. */
+    static int recordAlign(final int at) {
+        return (at + RECORD_PREFIX - 1) & -RECORD_PREFIX;
     }
 
     /**
@@ -267,7 +330,8 @@ final class FrameRing implements AutoCloseable {
     }
 
     /**
-     * Hands up to max frames to the handler; verifies the CRC of each frame its sender sealed first.
+     * Hands the frames of up to max slots to the handler (every frame of a batch, {@link #offerBatch}); verifies the
+     * CRC of each frame its sender sealed first.
      *
      * @param drops where to count what is not handed over, at {@link #BAD_CRC} and {@link #ABORTED}
      * @return the slots consumed, frames handed over or not
@@ -290,9 +354,13 @@ final class FrameRing implements AutoCloseable {
                         drops[ABORTED]++;
                     } else if (ring.get(ValueLayout.JAVA_BYTE, meta + META_SEALED) == 0
                         || crc.verify(slots[i], views[i], length)) {
-                        handler.onFrame(slots[i], length, ring.get(LONG, meta + META_PEER));
+                        handler.onFrame(slots[i], length, ring.get(INT, meta + META_PEER));
                     } else {
                         drops[BAD_CRC]++;
+                    }
+                    final int end = ring.get(INT, meta + META_END);
+                    if (end > 0) {
+                        drainRecords(i, length, end, handler, crc, drops);
                     }
                 }
             } finally {
@@ -303,6 +371,35 @@ final class FrameRing implements AutoCloseable {
             n++;
         }
         return n;
+    }
+
+    /**
+     * Hands over a batch's frames after its first: each copied to {@link #scratch} first, so that it starts at
+     * offset 0, and checked there if sealed. The lengths are the sending link's own (not read from a frame), so a
+     * frame with a wrong CRC is dropped alone.
+     */
+    private void drainRecords(final int i, final int firstLength, final int end, final FrameHandler handler,
+                              final FrameCrc crc, final long[] drops) {
+        final MemorySegment slot = slots[i];
+        final long meta = i * stride;
+        final boolean sealed = ring.get(ValueLayout.JAVA_BYTE, meta + META_SEALED) != 0;
+        final int peer = ring.get(INT, meta + META_PEER);
+        int at = recordAlign(firstLength);
+        while (end - at >= RECORD_PREFIX) {
+            final int length = slot.get(ValueLayout.JAVA_INT_UNALIGNED, at);
+            at += RECORD_PREFIX;
+            if (length < 1 || length > end - at) {
+                drops[ABORTED]++; // only a broken sender writes this: the rest of the slot cannot be delimited
+                return;
+            }
+            MemorySegment.copy(slot, at, scratch, 0, length);
+            if (!sealed || crc.verify(scratch, scratchView, length)) {
+                handler.onFrame(scratch, length, peer);
+            } else {
+                drops[BAD_CRC]++;
+            }
+            at = recordAlign(at + length);
+        }
     }
 
     /**
@@ -320,7 +417,7 @@ final class FrameRing implements AutoCloseable {
             final MemorySegment memory = lent[i];
             if (memory.scope().isAlive()) {
                 final long meta = i * stride;
-                handler.onFrame(slots[i], ring.get(INT, meta + META_LENGTH), ring.get(LONG, meta + META_PEER),
+                handler.onFrame(slots[i], ring.get(INT, meta + META_LENGTH), ring.get(INT, meta + META_PEER),
                     memory, lentOffsets[i]);
             } else {
                 drops[ABORTED]++; // the application closed the arena: the frame is lost, as a failed copy would be
@@ -375,11 +472,11 @@ final class FrameRing implements AutoCloseable {
      *             thread's copy at most {@link #BOUNDED_SETTLE_NS} (the copy takes microseconds; only that mutual
      *             wait runs out, and only then may the flushed memory be reused while the peer still reads it)
      */
-    void settle(final long peer, final boolean wait) {
+    void settle(final int peer, final boolean wait) {
         final Thread me = Thread.currentThread();
         for (int i = 0; i < slots.length; i++) {
             final int s = state.get(i); // volatile: pairs with the producer's LENT, so the peer is that frame's
-            if (s != PLAIN && ring.get(LONG, i * stride + META_PEER) == peer) {
+            if (s != PLAIN && ring.get(INT, i * stride + META_PEER) == peer) {
                 // The consumer of this very ring is this thread, inside a handler: the slot it holds is its own.
                 settleSlot(i, side.consumer == me ? 0 : wait ? Long.MAX_VALUE : BOUNDED_SETTLE_NS);
             }
