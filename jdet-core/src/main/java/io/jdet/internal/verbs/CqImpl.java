@@ -253,15 +253,22 @@ public final class CqImpl implements CompletionQueue {
      * Takes the NIC's engine lock for a collective group's step ({@link #unlockEngine} lets go): the step copies into
      * and out of the members' registered memory, so a deregistration, which takes the same lock, cannot return while
      * the step still touches the region (MemoryRegion: when close returns, jdet never reads or writes the memory
-     * again). Reentrant: the step's own posts and drains take it again. Raises nothing.
+     * again). Reentrant: the step's own posts and drains take it again. The step is one batch of the link: the frames
+     * its posts send to one peer share datagrams (ring slots on the fabric), and those for several peers leave in
+     * one system call, when {@link #unlockEngine} ends it. Raises nothing.
      */
     public void lockEngine() {
         nic.lockDataPath();
+        nic.beginBatch();
     }
 
-    /** Lets go of what {@link #lockEngine} took. Raises nothing. */
+    /** Sends what the step's batch holds and lets go of what {@link #lockEngine} took. Raises nothing. */
     public void unlockEngine() {
-        nic.unlockDataPath();
+        try {
+            nic.endBatch();
+        } finally {
+            nic.unlockDataPath();
+        }
     }
 
     /**
