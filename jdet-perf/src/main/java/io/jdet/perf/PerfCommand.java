@@ -82,7 +82,7 @@ public final class PerfCommand implements Callable<Integer> {
     private String size;
 
     @Option(names = "--iters", paramLabel = "N", description = "Round trips or messages per test and size "
-        + "(default: from the size, for a short run).")
+        + "(default: from the size, for a short run; for bandwidth at least 0.1 s of them).")
     private Long iters;
 
     @Option(names = {"-D", "--duration"}, paramLabel = "SECONDS", description = "Measure each test and size for "

@@ -230,7 +230,10 @@ class PerfToolTest {
         for (final JsonNode figure : root.path("bandwidth")) {
             final long cap = figure.path("size").asInt() == 8 ? 20_000 : 4096;
             final long messages = figure.path("messages").asLong();
-            assertTrue(messages >= 100 && messages <= cap, figure::toString);
+            // Above the cap only when the cap would be measured in less than Phases.MIN_MEASURE_NS (0.1 s) at the
+            // warm-up's pace; the bound on the time is a sanity check of the sizing (20 times that aim), no figure.
+            assertTrue(messages >= 100 && (messages <= cap
+                || figure.path("elapsedNs").asLong() < 20 * Phases.MIN_MEASURE_NS), figure::toString);
             assertEquals(0, figure.path("warmup").asLong() % figure.path("burst").asLong(), figure::toString);
         }
     }
