@@ -133,4 +133,29 @@ class PostMoreTest {
             assertEquals(2, Tests.expectSuccess(pair.cqA, 1).get(0).id());
         }
     }
+
+    /**
+     * The fabric holds the frames of posts flagged MORE too, and the next poll that finds its queue empty must send
+     * them (an engine pass does; a lock release leaves them held). An idle poll on the fabric skips most passes when
+     * its ring is empty: it must not skip one that has held frames to send.
+     */
+    @Test
+    void onTheFabricAPollThatFindsItsQueueEmptySendsWhatPostsFlaggedMoreHeld() {
+        try (Loopback pair = Loopback.open(new Loopback.Options().depth(64, 64))) {
+            final WorkCompletion[] wc = {new WorkCompletion()};
+            for (int round = 0; round < 20; round++) {
+                for (int i = 0; i < 3; i++) {
+                    pair.qpB.recv(i, sge(pair.mrB, 8L * i, 8), 1);
+                }
+                final long before = pair.nicA.counters().get("link.tx.batches");
+                for (int i = 0; i < 3; i++) { // the first leaves at once, the other two are held
+                    pair.qpA.send(i, sge(pair.mrA, 8L * i, 8), 1, WrFlags.MORE | WrFlags.SUPPRESSED, 0);
+                }
+                assertEquals(0, pair.cqA.poll(wc));
+                assertEquals(before + 1, pair.nicA.counters().get("link.tx.batches"),
+                    "round " + round + ": the poll's pass sent the two held frames in one slot");
+                Tests.expectSuccess(pair.cqB, 3);
+            }
+        }
+    }
 }

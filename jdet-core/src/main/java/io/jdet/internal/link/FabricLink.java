@@ -270,9 +270,14 @@ public final class FabricLink implements Link {
         }
     }
 
+    /**
+     * Whether a frame waits in the ring, or a post flagged MORE left frames staged: a poll that finds its queue empty
+     * skips its engine pass only when this is false (NicImpl's idle passes), and the pass is what sends held frames
+     * (WrFlags.MORE: they go at the next engine pass), which a lock release ({@link #flush}) leaves staged.
+     */
     @Override
     public boolean mayHaveInput() {
-        return !ring.isEmpty();
+        return tx.holding || !ring.isEmpty();
     }
 
     @Override
@@ -306,9 +311,14 @@ public final class FabricLink implements Link {
             return;
         }
         closed = true;
-        if (tx.frames > 0) {
-            publishStaged(); // what a post flagged MORE left behind leaves before the NIC does (a full ring drops it)
+        // What a post flagged MORE left behind leaves before the NIC does; a full ring drops it, here and now: the
+        // lock release that follows a NIC's close flushes the link, and nothing may leave a closed endpoint.
+        if (tx.frames > 0 && !publishStaged()) {
+            sendErrors += tx.frames;
+            tx.frames = 0;
+            tx.end = 0;
         }
+        tx.holding = false;
         settle();
         fabric.leave(id);
         ring.close();

@@ -97,11 +97,12 @@ public interface Link extends AutoCloseable {
     }
 
     /**
-     * Hands up to {@code max} received frames, in arrival order, to the handler.
+     * Hands received frames, in arrival order, to the handler: those of up to {@code max} units the link carries
+     * (a datagram, a ring slot), each of which may hold several frames.
      *
      * @param handler called once per frame whose CRC is right
-     * @param max     the most frames to hand over
-     * @return how many frames were taken from the link, good or bad
+     * @param max     the most units to take
+     * @return how many units were taken from the link, good or bad
      */
     int receive(FrameHandler handler, int max);
 

@@ -310,4 +310,30 @@ class FabricLinkBatchTest {
             assertFrames(got, 1, 8, 8);
         }
     }
+
+    /**
+     * NicImpl closes its link holding the engine lock, and letting go of it flushes the link: what close could not
+     * publish (the peer's ring was full) must be gone by then, not leave from a closed endpoint once there is room.
+     */
+    @Test
+    void shouldDropWhatTheStagingHeldWhenTheSenderClosesOnAFullRing() {
+        final String name = fabric();
+        try (FabricLink b = new FabricLink(name, 1024, 2); FabricLink c = new FabricLink(name, 1024, 2)) {
+            final FabricLink a = new FabricLink(name, 1024, 2);
+            a.cork();
+            assertTrue(send(a, b, 1, 8), "at once");
+            assertTrue(send(a, b, 2, 8), "staged");
+            assertTrue(send(a, b, 3, 8), "staged");
+            assertTrue(send(c, b, 9, 8), "the ring's last slot");
+            a.uncork();
+            a.close();
+            final LinkFrames.Received got = new LinkFrames.Received();
+            assertEquals(2, b.receive(got, 8));
+            a.flush(); // as LinkLock.unlock does right after NicImpl's shutdown closed the link
+            a.cork();
+            a.uncork();
+            assertEquals(0, b.receive(got, 8), "nothing leaves a closed link");
+            assertEquals(2L, counters(a).get("link.tx.errors"), "the staged frames were lost, and counted");
+        }
+    }
 }
