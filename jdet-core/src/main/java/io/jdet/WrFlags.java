@@ -19,9 +19,9 @@ public final class WrFlags {
      * engine pass (a poll that finds its queue empty, the progress thread's turn within a timer period, {@code
      * Configuration.timerPeriodUs}), when the link's staging is full, or at once if the queue pair cannot send
      * another frame yet (its window, {@code max_or}, a fence or a receiver-not-ready hold stops it). Post a burst
-     * with it on every work request but the last. The in-process fabric holds small frames the same way and carries
-     * them in one slot of the peer's ring; links that carry one frame per unit (shared memory, raw Ethernet) send at
-     * once regardless.
+     * with it on every work request but the last. The in-process fabric and shared memory hold small frames the
+     * same way and carry them in one slot of the peer's ring (shared memory: when the peer's build accepts batch
+     * slots); a link that carries one frame per unit (raw Ethernet) sends at once regardless.
      */
     public static final int MORE = 0x40;
 

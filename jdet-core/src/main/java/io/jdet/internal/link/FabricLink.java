@@ -4,8 +4,6 @@ import io.jdet.internal.wire.FrameCrc;
 import io.jdet.internal.wire.FrameGather;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.nio.ByteBuffer;
 import java.util.Map;
 
 /**
@@ -44,12 +42,8 @@ public final class FabricLink implements Link {
     private long peerGone;
     private long sendErrors;
     private boolean closed;
-    /**
-     * The batch state, written on every post: in an object of its own, padded, since peers read this link's
-     * {@link #ring} field on every frame they send it (a write into its cache line cost each ping-pong 0.1 µs).
-     * Allocated last, after everything peers read.
-     */
-    private final Staging tx;
+    /** The batch of small frames (written on every post: padded, see {@link Staging.Batch}). Allocated last. */
+    private final Staging.Batch tx;
 
     /**
      * Attaches a new endpoint to a fabric.
@@ -81,7 +75,7 @@ public final class FabricLink implements Link {
         this.mtu = fabric.mtu();
         try {
             this.ring = new FrameRing(ringFrames, this.mtu);
-            this.tx = new Staging(MemorySegment.ofBuffer(ByteBuffer.allocateDirect(this.mtu)));
+            this.tx = new Staging.Batch(this.mtu);
         } catch (final RuntimeException | Error e) {
             fabric.leave(id);
             throw e;
@@ -128,11 +122,11 @@ public final class FabricLink implements Link {
                         final FrameGather payload) {
         final int length = headerLength + payload.totalLength();
         if (tx.corked > 0 && length < FrameRing.LEND_MIN && length <= mtu) {
-            if (tx.frames > 0 || tx.companyExpected || tx.smallSent) {
-                return stage((int) peer, header, headerLength, payload, length);
+            if (tx.stages()) {
+                return stage(peer, header, headerLength, payload, length);
             }
             // This one goes alone, now; once it is in the ring, the frames after it in the batch are staged.
-            return tx.smallSent = sendAlone(peer, header, headerLength, payload);
+            return tx.sentAlone(sendAlone(peer, header, headerLength, payload));
         }
         if (tx.frames > 0 && !publishStaged() && tx.peer == peer) {
             return false; // what is staged for this peer leaves first, in order; its ring has no room now
@@ -168,31 +162,19 @@ public final class FabricLink implements Link {
      *
      * @return false if the frame's own peer's ring is full and the staging has no room (the caller retries later)
      */
-    private boolean stage(final int peer, final MemorySegment header, final int headerLength,
+    private boolean stage(final long peer, final MemorySegment header, final int headerLength,
                           final FrameGather payload, final int length) {
         if (tx.frames > 0 && peer != tx.peer && !publishStaged()) {
             return sendAlone(peer, header, headerLength, payload);
         }
-        if (tx.frames > 0 && FrameRing.recordAlign(tx.end) + FrameRing.RECORD_PREFIX + length > mtu
-            && !publishStaged()) {
+        if (tx.full(length) && !publishStaged()) {
             return false;
         }
-        final int at = tx.frames == 0 ? 0 : FrameRing.recordAlign(tx.end) + FrameRing.RECORD_PREFIX;
         try {
-            MemorySegment.copy(header, 0, tx.staging, at, headerLength);
-            payload.copyTo(tx.staging, at + headerLength);
+            tx.append(peer, mtu, header, headerLength, payload, length);
         } catch (final IllegalStateException | WrongThreadException sourceUnusable) {
             sendErrors++; // the frame's memory was closed: lost, as on a wire (see send); nothing was staged
-            return true;
         }
-        if (tx.frames == 0) {
-            tx.peer = peer;
-            tx.first = length;
-        } else {
-            tx.staging.set(ValueLayout.JAVA_INT_UNALIGNED, at - FrameRing.RECORD_PREFIX, length);
-        }
-        tx.frames++;
-        tx.end = at + length;
         return true;
     }
 
@@ -205,47 +187,35 @@ public final class FabricLink implements Link {
         final FabricLink target = fabric.endpoint(tx.peer);
         if (target == null) {
             peerGone += tx.frames;
-        } else if (!target.ring.offerBatch(id, crc, tx.staging, tx.first, tx.end)) {
+            tx.clear();
+        } else if (target.ring.offerBatch(id, crc, tx.staging, tx.first, tx.end)) {
+            tx.published();
+        } else {
             return false;
-        } else if (tx.frames > 1) {
-            tx.batches++;
-            tx.batchedFrames += tx.frames;
         }
-        tx.frames = 0;
-        tx.end = 0;
-        tx.holding = false;
         return true;
     }
 
     @Override
     public void cork() {
-        if (tx.corked++ == 0) {
-            tx.smallSent = false;
-        }
+        tx.cork();
     }
 
     @Override
     public void uncork() {
-        if (tx.corked > 0 && --tx.corked == 0) {
-            tx.holding = false;
-            tx.companyExpected = false;
-            if (tx.frames > 0) {
-                publishStaged(); // a full ring keeps them staged: the next send, uncork or flush tries again
-            }
+        if (tx.uncork()) {
+            publishStaged(); // a full ring keeps them staged: the next send, uncork or flush tries again
         }
     }
 
     @Override
     public void uncorkHolding() {
-        if (tx.corked > 0 && --tx.corked == 0) {
-            tx.holding = tx.frames > 0;
-            tx.companyExpected = true;
-        }
+        tx.uncorkHolding();
     }
 
     @Override
     public void flush() {
-        if (tx.corked == 0 && !tx.holding && tx.frames > 0) {
+        if (tx.flushes()) {
             publishStaged();
         }
     }
@@ -315,55 +285,10 @@ public final class FabricLink implements Link {
         // lock release that follows a NIC's close flushes the link, and nothing may leave a closed endpoint.
         if (tx.frames > 0 && !publishStaged()) {
             sendErrors += tx.frames;
-            tx.frames = 0;
-            tx.end = 0;
         }
-        tx.holding = false;
+        tx.clear();
         settle();
         fabric.leave(id);
         ring.close();
-    }
-
-    /** Padding before {@link StagingFields}: a superclass's fields come first (the int fills the header's gap). */
-    @SuppressWarnings("unused")
-    private abstract static class StagingPadding {
-        private int p0;
-        private long p1, p2, p3, p4, p5, p6, p7, p8;
-    }
-
-    /** The batch state; only the engine lock's holder touches it. */
-    private abstract static class StagingFields extends StagingPadding {
-        /** Staged frames, laid out as {@link FrameRing#offerBatch} takes them. */
-        final MemorySegment staging;
-        /** The peer of the staged frames, how many, the first one's length, and where the last record ends. */
-        int peer;
-        int frames;
-        int first;
-        int end;
-        /** Batches open ({@link #cork} depth): small frames are staged while it is positive. */
-        int corked;
-        /** A post flagged MORE left frames staged: {@link #flush} (the engine lock's release) leaves them there. */
-        boolean holding;
-        /** The last batch ended holding (a post flagged MORE): the next one's frames have company coming. */
-        boolean companyExpected;
-        /** A small frame went alone since the outermost {@link #cork}. */
-        boolean smallSent;
-        /** Slots published with more than one frame, and the frames they carried, for the counters. */
-        long batches;
-        long batchedFrames;
-
-        StagingFields(final MemorySegment staging) {
-            this.staging = staging;
-        }
-    }
-
-    /** {@link StagingFields} with padding after them too, so that no other object's fields share their lines. */
-    @SuppressWarnings("unused")
-    private static final class Staging extends StagingFields {
-        private long q1, q2, q3, q4, q5, q6, q7, q8;
-
-        Staging(final MemorySegment staging) {
-            super(staging);
-        }
     }
 }

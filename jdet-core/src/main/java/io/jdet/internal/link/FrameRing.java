@@ -63,8 +63,6 @@ final class FrameRing implements AutoCloseable {
     private static final int META_SEALED = 4;
     private static final int META_PEER = 8;
     private static final int META_END = 12;
-    /** The bytes of a batch record's length prefix, and the alignment of every record. */
-    static final int RECORD_PREFIX = 4;
     /** Slots start on cache-line boundaries, so that a slot's metadata and the start of its frame share one. */
     private static final int SLOT_ALIGN = 64;
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
@@ -260,8 +258,8 @@ final class FrameRing implements AutoCloseable {
 
     /**
      * Publishes a batch: frames of one sender for this ring's NIC, laid out as {@link FabricLink} stages them, the
-     * first frame from offset 0, then each further one as a record: its length in {@link #RECORD_PREFIX} bytes, then
-     * its bytes, every record starting on a multiple of {@link #RECORD_PREFIX}. One slot, one copy and one
+     * first frame from offset 0, then each further one as a record: its length in {@link Staging#RECORD_PREFIX} bytes,
+     * then its bytes, every record starting on a multiple of {@link Staging#RECORD_PREFIX}. One slot, one copy and one
      * publication for them all; {@link #drain} hands them over one by one, in order. A batch never lends.
      *
      * @param peer        the sender
@@ -310,11 +308,6 @@ final class FrameRing implements AutoCloseable {
                 return -1;
             }
         }
-    }
-
-    /** {@code at} rounded up to the next record boundary. */
-    static int recordAlign(final int at) {
-        return (at + RECORD_PREFIX - 1) & -RECORD_PREFIX;
     }
 
     /**
@@ -384,10 +377,10 @@ final class FrameRing implements AutoCloseable {
         final long meta = i * stride;
         final boolean sealed = ring.get(ValueLayout.JAVA_BYTE, meta + META_SEALED) != 0;
         final int peer = ring.get(INT, meta + META_PEER);
-        int at = recordAlign(firstLength);
-        while (end - at >= RECORD_PREFIX) {
+        int at = Staging.recordAlign(firstLength);
+        while (end - at >= Staging.RECORD_PREFIX) {
             final int length = slot.get(ValueLayout.JAVA_INT_UNALIGNED, at);
-            at += RECORD_PREFIX;
+            at += Staging.RECORD_PREFIX;
             if (length < 1 || length > end - at) {
                 drops[ABORTED]++; // only a broken sender writes this: the rest of the slot cannot be delimited
                 return;
@@ -398,7 +391,7 @@ final class FrameRing implements AutoCloseable {
             } else {
                 drops[BAD_CRC]++;
             }
-            at = recordAlign(at + length);
+            at = Staging.recordAlign(at + length);
         }
     }
 

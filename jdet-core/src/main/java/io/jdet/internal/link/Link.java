@@ -119,9 +119,9 @@ public interface Link extends AutoCloseable {
 
     /**
      * Starts a batch of sends (a post, a progress pass): until the matching {@link #uncork}, the link may hold frames
-     * back so that several bound for the same peer share a datagram (a ring slot on the in-process fabric), as TCP
-     * does with {@code TCP_CORK}. Calls nest; a link that carries one frame per unit (shared memory, raw Ethernet)
-     * ignores them. Raises nothing.
+     * back so that several bound for the same peer share a datagram (a ring slot on the in-process fabric and on
+     * shared memory), as TCP does with {@code TCP_CORK}. Calls nest; a link that carries one frame per unit (raw
+     * Ethernet) ignores them. Raises nothing.
      */
     default void cork() {
     }

@@ -36,6 +36,18 @@ import java.util.regex.Pattern;
  * engine's retransmission timeout fails its connections with the usual statuses; its file is deleted. Files left by
  * dead processes are also deleted whenever a NIC opens the group.
  *
+ * <p>Between {@link #cork} and {@link #uncork} (a post, an engine pass) small frames (under {@link #BATCH_MAX}
+ * bytes) bound for the same peer are staged in the link and leave together in one slot of the peer's ring
+ * ({@link ShmRing#offerBatch}): a burst of small messages then costs one claim, one publication and at most one
+ * wake-up, as on the in-process fabric. Only into a ring whose owner says it accepts batch slots (its header's
+ * feature word): an owner of an older build gets single frames, as before. The first small frame of a batch, with
+ * nothing staged and no company announced, goes at once, alone, so a lone message (a ping-pong) pays no staging
+ * copy; the frames after it are staged, and so are those after a post flagged {@code MORE} ({@link #uncorkHolding},
+ * which leaves them staged for the next post or engine pass; {@link #mayHaveInput} says so meanwhile). A larger
+ * frame goes alone, after what is staged for its peer. A peer whose ring is full keeps its staged frames (they leave
+ * at the next send, uncork or flush that finds room) but holds up no other peer; those still staged at close that
+ * cannot be published are dropped ({@code link.tx.errors}).
+ *
  * <p>Waiting ({@link #await}) spins for {@link Configuration#shmSpinUs}, then sleeps on a futex in the ring file,
  * which a sender wakes only when the owner sleeps.
  */
@@ -43,6 +55,8 @@ public final class ShmLink implements Link {
     /** Group names: file-name safe. */
     private static final Pattern GROUP = Pattern.compile("[A-Za-z0-9_.-]{1,64}");
     private static final SecureRandom IDS = new SecureRandom();
+    /** Frames shorter than this are staged for a batch (as on the fabric, {@link FrameRing#LEND_MIN}). */
+    static final int BATCH_MAX = 2048;
 
     private final String group;
     private final Path directory;
@@ -60,6 +74,12 @@ public final class ShmLink implements Link {
     private long lost;
     private long oversize;
     private long deadPeers;
+    private long sendErrors;
+    /**
+     * The batch of small frames (written on every post: padded, see {@link Staging.Batch}, so that the fields other
+     * threads read, {@link #closed} and {@link #ring} for {@link #await}, never share its lines). Allocated last.
+     */
+    private final Staging.Batch tx;
 
     /**
      * Opens a NIC on a group: deletes rings of dead owners there and creates this NIC's ring.
@@ -106,6 +126,7 @@ public final class ShmLink implements Link {
         this.ring = created;
         this.id = created.ownerId();
         peers.put(id, ring);
+        this.tx = new Staging.Batch(groupMtu);
     }
 
     private static ShmRing createRing(final Path directory, final int slots, final int mtu) throws IOException {
@@ -252,10 +273,94 @@ public final class ShmLink implements Link {
     @Override
     public boolean send(final long peer, final MemorySegment header, final int headerLength,
                         final FrameGather payload) {
-        ShmRing target = peers.get(peer);
-        if (target == null && !peers.contains(peer)) {
-            target = firstContact(peer);
+        final int length = headerLength + payload.totalLength();
+        if (tx.corked > 0 && length < BATCH_MAX) {
+            if (tx.stages()) {
+                return stage(peer, header, headerLength, payload, length);
+            }
+            // This one goes alone, now; once it is in the ring, the frames after it in the batch are staged.
+            return tx.sentAlone(sendAlone(peer, header, headerLength, payload));
         }
+        if (tx.frames > 0 && !publishStaged() && tx.peer == peer) {
+            return false; // what is staged for this peer leaves first, in order; its ring has no room now
+        }
+        return sendAlone(peer, header, headerLength, payload);
+    }
+
+    /** The ring of a peer, mapped at its first frame; null if it is gone or was never there. */
+    private ShmRing target(final long peer) {
+        final ShmRing target = peers.get(peer);
+        return target == null && !peers.contains(peer) ? firstContact(peer) : target;
+    }
+
+    /**
+     * Appends a frame to the staging, after publishing what is staged for another peer or what leaves it no room.
+     * When the other peer's ring is full, its frames stay staged and this one goes alone, so that a peer that stops
+     * taking frames holds up no other; a peer whose ring takes no batches gets it alone too.
+     *
+     * @return false if the frame's own peer's ring is full and the staging has no room (the caller retries later)
+     */
+    private boolean stage(final long peer, final MemorySegment header, final int headerLength,
+                          final FrameGather payload, final int length) {
+        if (tx.frames > 0 && peer != tx.peer && !publishStaged()) {
+            return sendAlone(peer, header, headerLength, payload);
+        }
+        if (tx.full(length) && !publishStaged()) {
+            return false;
+        }
+        // What a copy throws (the frame's memory closed) is the caller's, as in sendAlone; nothing is staged then.
+        if (tx.frames == 0) {
+            final ShmRing target = target(peer);
+            if (target == null || !target.acceptsBatches() || length > Math.min(mtu, target.mtu())) {
+                return sendAlone(peer, header, headerLength, payload); // counts it gone or oversize, or sends it
+            }
+            tx.append(peer, Math.min(mtu, target.mtu()), header, headerLength, payload, length);
+        } else {
+            tx.append(peer, tx.limit, header, headerLength, payload, length);
+        }
+        return true;
+    }
+
+    /**
+     * Publishes the staged frames in one slot of their peer's ring; dropped, and counted, if the peer is gone or
+     * its owner skipped the slot, as {@link #sendAlone} drops a frame.
+     *
+     * @return false if the ring is full and its owner still there: they stay staged
+     */
+    private boolean publishStaged() {
+        final ShmRing target = peers.get(tx.peer); // mapped when the first frame was staged, unless forgotten since
+        if (target == null) {
+            peerGone += tx.frames;
+        } else {
+            switch (target.offerBatch(id, txFlags, tx.staging, tx.first, tx.end)) {
+                case ShmRing.SENT:
+                    tx.published();
+                    return true;
+                case ShmRing.LOST:
+                    lost += tx.frames;
+                    break;
+                case ShmRing.FULL:
+                    if (!target.ownerGone(System.nanoTime())) {
+                        ringFull++;
+                        return false;
+                    }
+                    forget(tx.peer, target);
+                    peerGone += tx.frames;
+                    break;
+                default:
+                    forget(tx.peer, target);
+                    peerGone += tx.frames;
+                    break;
+            }
+        }
+        tx.clear();
+        return true;
+    }
+
+    /** Sends a frame in a slot of its own (what is staged for another peer may wait: order is kept per peer). */
+    private boolean sendAlone(final long peer, final MemorySegment header, final int headerLength,
+                              final FrameGather payload) {
+        final ShmRing target = target(peer);
         if (target == null) {
             peerGone++;
             return true;
@@ -317,8 +422,37 @@ public final class ShmLink implements Link {
     }
 
     @Override
+    public void cork() {
+        tx.cork();
+    }
+
+    @Override
+    public void uncork() {
+        if (tx.uncork()) {
+            publishStaged(); // a full ring keeps them staged: the next send, uncork or flush tries again
+        }
+    }
+
+    @Override
+    public void uncorkHolding() {
+        tx.uncorkHolding();
+    }
+
+    @Override
+    public void flush() {
+        if (tx.flushes()) {
+            publishStaged();
+        }
+    }
+
+    /**
+     * Whether a frame waits in the ring, or frames wait staged (held by a post flagged MORE, or for room in a full
+     * peer ring): a poll that finds its queue empty skips its engine pass only when this is false, and the pass is
+     * what sends them. Engine lock held.
+     */
+    @Override
     public boolean mayHaveInput() {
-        return !ring.isEmpty();
+        return tx.frames > 0 || !ring.isEmpty();
     }
 
     @Override
@@ -354,6 +488,9 @@ public final class ShmLink implements Link {
         counters.merge("link.tx.lost", lost, Long::sum);
         counters.merge("link.tx.oversize", oversize, Long::sum);
         counters.merge("link.tx.dead_peers", deadPeers, Long::sum);
+        counters.merge("link.tx.errors", sendErrors, Long::sum);
+        counters.merge("link.tx.batches", tx.batches, Long::sum);
+        counters.merge("link.tx.batched_frames", tx.batchedFrames, Long::sum);
     }
 
     @Override
@@ -362,6 +499,12 @@ public final class ShmLink implements Link {
             return;
         }
         closed = true;
+        // What a post flagged MORE (or a full ring) left staged leaves before the NIC does; what a full ring cannot
+        // take is dropped here and now: the lock release after a NIC's close flushes, and nothing leaves a closed NIC.
+        if (tx.frames > 0 && !publishStaged()) {
+            sendErrors += tx.frames;
+        }
+        tx.clear();
         for (final ShmRing r : peers.rings()) {
             if (r != ring) {
                 r.close();

@@ -1,5 +1,6 @@
 package io.jdet.internal.link;
 
+import io.jdet.internal.wire.Frame;
 import io.jdet.internal.wire.FrameCrc;
 import io.jdet.internal.wire.FrameGather;
 
@@ -36,6 +37,14 @@ import static io.jdet.internal.link.ShmRingDescriptor.*;
  * <p>Sleeping: the owner spins, then counts itself in the waiters word, checks the ring again and sleeps on the
  * futex word; a producer that published and sees a waiter bumps the futex word and wakes it: a system call only
  * when someone sleeps. Memory orders are named at each access.
+ *
+ * <p>Batches: a sender may publish several small frames in one slot ({@link #offerBatch}, flag
+ * {@link ShmRingDescriptor#FLAG_BATCH}) when the ring's owner says it accepts them (the header's feature word, read
+ * once when a peer maps the ring: an owner of an older build never sees one). The owner takes every batch slot as
+ * hostile, since any process of the user may write it: the total, the first frame's length and each record's length
+ * are read once, checked against what is left of the slot (and so against the MTU) before anything is read, and a
+ * record that does not fit ends the slot ({@code badLength}); the frames before it are delivered. Each record is
+ * copied to a scratch buffer of the owner's and handed over from offset 0, and a sealed one is checked on its own.
  */
 final class ShmRing implements AutoCloseable {
     /** {@link #offer}: the frame is in the ring. */
@@ -78,6 +87,11 @@ final class ShmRing implements AutoCloseable {
     private final int mask;
     private final int slotSize;
     private final int mtu;
+    /** Whether the owner accepts batch slots: its header's feature word, read once. */
+    private final boolean batches;
+    /** Owner only: where a batch's second and later frames are copied, so that each is handed over from offset 0. */
+    private final MemorySegment scratch;
+    private final ByteBuffer scratchView;
     /** Owner only: each slot's frame bytes, sliced once. */
     private final MemorySegment[] frames;
     /** Owner only: byte buffers over the frames, made when a CRC must be checked. */
@@ -116,6 +130,7 @@ final class ShmRing implements AutoCloseable {
         this.mask = slotCount - 1;
         this.slotSize = slotSize;
         this.mtu = mtu;
+        this.batches = (memory.get(ValueLayout.JAVA_INT, FEATURES_OFFSET) & FEATURE_BATCHES) != 0;
         if (owner) {
             frames = new MemorySegment[mask + 1];
             views = new ByteBuffer[mask + 1];
@@ -123,10 +138,14 @@ final class ShmRing implements AutoCloseable {
                 frames[i] = memory.asSlice(slotOffset(i, mask, slotSize) + SLOT_FRAME_OFFSET, mtu);
             }
             timespecs = new MemorySegment[] {arena.allocate(16, 8), arena.allocate(16, 8)};
+            scratchView = ByteBuffer.allocateDirect(mtu);
+            scratch = MemorySegment.ofBuffer(scratchView);
         } else {
             frames = null;
             views = null;
             timespecs = null;
+            scratchView = null;
+            scratch = null;
         }
     }
 
@@ -157,6 +176,7 @@ final class ShmRing implements AutoCloseable {
             memory.set(ValueLayout.JAVA_LONG, OWNER_ID_OFFSET, id);
             memory.set(ValueLayout.JAVA_LONG, OWNER_PID_OFFSET, ProcessStamp.PID);
             memory.set(ValueLayout.JAVA_LONG, OWNER_START_OFFSET, ProcessStamp.START);
+            memory.set(ValueLayout.JAVA_INT, FEATURES_OFFSET, FEATURE_BATCHES);
             for (int i = 0; i < slotCount; i++) {
                 memory.set(ValueLayout.JAVA_LONG, slotOffset(i, slotCount - 1, slotSize) + SLOT_SEQUENCE_OFFSET, i);
             }
@@ -220,6 +240,11 @@ final class ShmRing implements AutoCloseable {
 
     Path file() {
         return file;
+    }
+
+    /** @return whether the owner accepts batch slots ({@link #offerBatch}): its feature word when this view mapped it */
+    boolean acceptsBatches() {
+        return batches;
     }
 
     /**
@@ -306,28 +331,11 @@ final class ShmRing implements AutoCloseable {
         if (closedByOwner()) {
             return CLOSED;
         }
-        long t = (long) LONG.getVolatile(memory, (long) TAIL_OFFSET);
-        long slot;
-        int tries = 0;
-        while (true) {
-            slot = slotOffset(t, mask, slotSize);
-            final long s = (long) LONG.getAcquire(memory, slot); // pairs with the owner's release freeing it
-            if (s == t) {
-                if (LONG.compareAndSet(memory, (long) TAIL_OFFSET, t, t + 1)) {
-                    break;
-                }
-            } else if (s - t < 0) {
-                return FULL; // the slot still holds the frame of the previous lap
-            } else if (s - t > mask + 1) {
-                return FULL; // no lap puts a slot that far ahead: the ring was written over (ownerGone decides)
-            }
-            // Another producer took ticket t (its slot is ahead by one, or by a lap once drained): the tail moved.
-            // Bounded: a ring whose writer keeps the sequences ahead of the tail is not spun on for ever.
-            if (++tries == MAX_CLAIM_TRIES) {
-                return FULL;
-            }
-            t = (long) LONG.getVolatile(memory, (long) TAIL_OFFSET);
+        final long t = claim();
+        if (t < 0) {
+            return FULL;
         }
+        final long slot = slotOffset(t, mask, slotSize);
         // Plain stores: the publishing CAS below orders all of them before the owner's acquire of the sequence.
         memory.set(ValueLayout.JAVA_INT, slot + SLOT_CLAIMANT_OFFSET, (int) ProcessStamp.PID);
         final long frame = slot + SLOT_FRAME_OFFSET;
@@ -353,6 +361,79 @@ final class ShmRing implements AutoCloseable {
         return SENT;
     }
 
+    /**
+     * Publishes a batch: small frames of one sender, laid out as {@link ShmLink} stages them (the first frame from
+     * offset 0, then each further one as a record: its length in {@link Staging#RECORD_PREFIX} bytes, then
+     * its bytes, each record on a {@link Staging#RECORD_PREFIX}-byte boundary), in one slot, with one claim
+     * and one publication. A batch of one frame is published as a plain slot. Only into a ring that
+     * {@link #acceptsBatches()}. Allocation free.
+     *
+     * @param sender      the sending NIC's id
+     * @param flags       the slot flags ({@link ShmRingDescriptor#FLAG_CRC} or 0)
+     * @param records     the frames, laid out as above (the sender's own memory: copying cannot fail)
+     * @param firstLength the first frame's length
+     * @param end         where the last record ends, at most {@link #mtu()}
+     * @return {@link #SENT}, {@link #FULL}, {@link #LOST} or {@link #CLOSED}
+     * @throws IllegalArgumentException if the records exceed a slot or the first frame lies outside them
+     */
+    int offerBatch(final long sender, final int flags, final MemorySegment records, final int firstLength,
+                   final int end) {
+        if (end > mtu || firstLength < 1 || firstLength > end) {
+            throw new IllegalArgumentException("a batch of " + end + " bytes whose first frame has " + firstLength
+                + " bytes, in slots of " + mtu);
+        }
+        if (closedByOwner()) {
+            return CLOSED;
+        }
+        final long t = claim();
+        if (t < 0) {
+            return FULL;
+        }
+        final long slot = slotOffset(t, mask, slotSize);
+        // Plain stores, as in offer: the publishing CAS orders them before the owner's acquire of the sequence.
+        memory.set(ValueLayout.JAVA_INT, slot + SLOT_CLAIMANT_OFFSET, (int) ProcessStamp.PID);
+        MemorySegment.copy(records, 0, memory, slot + SLOT_FRAME_OFFSET, end);
+        memory.set(ValueLayout.JAVA_INT, slot + SLOT_LENGTH_OFFSET, end);
+        memory.set(ValueLayout.JAVA_INT, slot + SLOT_FIRST_LENGTH_OFFSET, firstLength);
+        memory.set(ValueLayout.JAVA_INT, slot + SLOT_FLAGS_OFFSET, end > firstLength ? flags | FLAG_BATCH : flags);
+        memory.set(ValueLayout.JAVA_LONG, slot + SLOT_SENDER_OFFSET, sender);
+        if (!LONG.compareAndSet(memory, slot, t, t + 1)) { // volatile: publishes, and fences the waiter read
+            return LOST;
+        }
+        if ((int) INT.getVolatile(memory, (long) WAITERS_OFFSET) != 0) {
+            wakeSleepers();
+        }
+        return SENT;
+    }
+
+    /**
+     * Claims the next ticket: waits for no one. Bounded: a ring whose writer keeps the sequences ahead of the tail
+     * is not spun on for ever.
+     *
+     * @return the ticket claimed, or -1 if the ring is full (or written over: {@link #ownerGone} decides)
+     */
+    private long claim() {
+        long t = (long) LONG.getVolatile(memory, (long) TAIL_OFFSET);
+        int tries = 0;
+        while (true) {
+            final long s = (long) LONG.getAcquire(memory, slotOffset(t, mask, slotSize)); // pairs with the freeing
+            if (s == t) {
+                if (LONG.compareAndSet(memory, (long) TAIL_OFFSET, t, t + 1)) {
+                    return t;
+                }
+            } else if (s - t < 0) {
+                return -1; // the slot still holds the frame of the previous lap
+            } else if (s - t > mask + 1) {
+                return -1; // no lap puts a slot that far ahead: the ring was written over (ownerGone decides)
+            }
+            // Another producer took ticket t (its slot is ahead by one, or by a lap once drained): the tail moved.
+            if (++tries == MAX_CLAIM_TRIES) {
+                return -1;
+            }
+            t = (long) LONG.getVolatile(memory, (long) TAIL_OFFSET);
+        }
+    }
+
     private void wakeSleepers() {
         INT.getAndAdd(memory, (long) FUTEX_OFFSET, 1); // a sleeper that read the old value returns at once
         Futex.wake(memory.address() + FUTEX_OFFSET, Integer.MAX_VALUE);
@@ -361,12 +442,12 @@ final class ShmRing implements AutoCloseable {
     // ---------------------------------------------------------------- owner
 
     /**
-     * Hands up to {@code max} frames to the handler, in ring order; frames with a bad length, or a bad CRC where
-     * the sender sealed one, are counted and dropped. Owner only, engine lock held. Allocation free unless a CRC
-     * must be checked for the first time in a slot.
+     * Hands the frames of up to {@code max} slots to the handler (every frame of a batch slot), in ring order; frames
+     * with a bad length, or a bad CRC where the sender sealed one, are counted and dropped. Owner only, engine lock
+     * held. Allocation free unless a CRC must be checked for the first time in a slot.
      *
      * @param handler the frame handler
-     * @param max     the most frames
+     * @param max     the most slots
      * @param crc     the CRC checker
      * @return how many slots were taken, good frames or not
      */
@@ -400,15 +481,62 @@ final class ShmRing implements AutoCloseable {
     }
 
     private void deliver(final FrameHandler handler, final int index, final long slot, final FrameCrc crc) {
+        // Each word read once into a local and checked there: the sender (any process) may change the slot meanwhile.
         final int length = memory.get(ValueLayout.JAVA_INT, slot + SLOT_LENGTH_OFFSET);
         final int flags = memory.get(ValueLayout.JAVA_INT, slot + SLOT_FLAGS_OFFSET);
         final long sender = memory.get(ValueLayout.JAVA_LONG, slot + SLOT_SENDER_OFFSET);
-        if (length < io.jdet.internal.wire.Frame.HEADER_LENGTH || length > mtu || sender <= 0) {
+        if (length < Frame.HEADER_LENGTH || length > mtu || sender <= 0) {
             badLength++;
-        } else if ((flags & FLAG_CRC) != 0 && !crc.verify(frames[index], view(index), length)) {
+            return;
+        }
+        final int first = (flags & FLAG_BATCH) == 0 ? length
+            : memory.get(ValueLayout.JAVA_INT, slot + SLOT_FIRST_LENGTH_OFFSET);
+        if (first < Frame.HEADER_LENGTH || first > length) {
+            badLength++;
+            return;
+        }
+        if ((flags & FLAG_CRC) != 0 && !crc.verify(frames[index], view(index), first)) {
             badCrc++;
         } else {
-            handler.onFrame(frames[index], length, sender);
+            handler.onFrame(frames[index], first, sender);
+        }
+        if (first < length) {
+            deliverRecords(handler, slot + SLOT_FRAME_OFFSET, first, length, (flags & FLAG_CRC) != 0, sender, crc);
+        }
+    }
+
+    /**
+     * Hands over a batch's frames after its first, each copied to {@link #scratch} so that it starts at offset 0 and
+     * no longer changes, and checked there if sealed (a bad CRC drops that frame alone). Every length is read once
+     * and checked against what is left of the slot before any of its bytes are read: a record that does not fit (or
+     * is shorter than a header) is counted in {@code badLength} and ends the slot, since nothing after it can be
+     * delimited.
+     *
+     * @param frame  the slot's frame start in {@link #memory}
+     * @param first  the first frame's length, checked
+     * @param length the bytes the slot's frames use from {@code frame}, checked against the MTU
+     */
+    private void deliverRecords(final FrameHandler handler, final long frame, final int first, final int length,
+                                final boolean sealed, final long sender, final FrameCrc crc) {
+        int at = Staging.recordAlign(first);
+        while (at < length) {
+            if (length - at < Staging.RECORD_PREFIX) {
+                badLength++;
+                return;
+            }
+            final int record = memory.get(ValueLayout.JAVA_INT, frame + at); // aligned: at is a multiple of 4
+            at += Staging.RECORD_PREFIX;
+            if (record < Frame.HEADER_LENGTH || record > length - at) {
+                badLength++;
+                return;
+            }
+            MemorySegment.copy(memory, frame + at, scratch, 0, record);
+            if (sealed && !crc.verify(scratch, scratchView, record)) {
+                badCrc++;
+            } else {
+                handler.onFrame(scratch, record, sender);
+            }
+            at = Staging.recordAlign(at + record);
         }
     }
 

@@ -17,6 +17,8 @@ package io.jdet.internal.link;
  *  24  long owner id (the NIC id in the address)
  *  32  long owner pid
  *  40  long owner start time (clock ticks since boot, /proc/&lt;pid&gt;/stat field 22)
+ *  48  int  features the owner's build understands: bit 0 = accepts batch slots ({@link #FEATURE_BATCHES}); 0 in
+ *           files of builds that predate it, whose owners get single frames only
  * 128  long tail: the next ticket producers claim (CAS)
  * 256  int  futex word: bumped before every wake
  * 260  int  waiters: how many owner threads sleep (or are about to) on the futex word
@@ -24,11 +26,17 @@ package io.jdet.internal.link;
  *
  * slot (ticket t lives in slot t &amp; (count - 1))
  *   0  long sequence: t when free for ticket t, a claimed ticket still reads t, t + 1 when published
- *   8  int  frame length
- *  12  int  flags: bit 0 = the frame carries a CRC to check
+ *   8  int  frame length; in a batch slot, the bytes its frames and records use from offset 64
+ *  12  int  flags: bit 0 = the frames carry a CRC to check, bit 1 = a batch slot ({@link #FLAG_BATCH})
  *  16  long sender id (its NIC id)
  *  24  int  claimant pid (0 once the owner consumed or skipped the slot)
+ *  28  int  a batch slot's first frame length (unused otherwise)
  *  64  the frame: jdet header and payload, exactly as on any other link
+ *
+ * batch slot (only into rings whose owner set {@link #FEATURE_BATCHES})
+ *  64  the first frame, its length at 28
+ *  64 + r  records, r = the first frame's length rounded up to 4, each one on a 4-byte boundary: int length, then
+ *          that many bytes of frame; the last one ends at the slot's length (offset 8)
  * </pre>
  */
 final class ShmRingDescriptor {
@@ -40,6 +48,14 @@ final class ShmRingDescriptor {
     static final int STATE_CLOSED = 2;
     /** Slot flag: the sender sealed the frame with a CRC (fault injection corrupts frames), check it. */
     static final int FLAG_CRC = 1;
+    /**
+     * Slot flag: the slot holds several frames of one sender ({@code ShmLink}'s batches): the first from the frame
+     * start, its length at {@link #SLOT_FIRST_LENGTH_OFFSET}, then records of {@link Staging#RECORD_PREFIX} bytes of
+     * length and the frame, each on a {@link Staging#RECORD_PREFIX}-byte boundary, up to the slot's length.
+     */
+    static final int FLAG_BATCH = 2;
+    /** Feature bit: the ring's owner accepts {@link #FLAG_BATCH} slots; senders batch into no other ring. */
+    static final int FEATURE_BATCHES = 1;
 
     static final int CACHE_LINE_PAIR = 128;
 
@@ -52,6 +68,8 @@ final class ShmRingDescriptor {
     static final int OWNER_ID_OFFSET = STATE_OFFSET + Integer.BYTES;
     static final int OWNER_PID_OFFSET = OWNER_ID_OFFSET + Long.BYTES;
     static final int OWNER_START_OFFSET = OWNER_PID_OFFSET + Long.BYTES;
+    /** Unused (zero) before builds that write it; the version stays 1, since older builds may ignore it. */
+    static final int FEATURES_OFFSET = OWNER_START_OFFSET + Long.BYTES;
     static final int TAIL_OFFSET = CACHE_LINE_PAIR;
     static final int FUTEX_OFFSET = TAIL_OFFSET + CACHE_LINE_PAIR;
     static final int WAITERS_OFFSET = FUTEX_OFFSET + Integer.BYTES;
@@ -62,12 +80,13 @@ final class ShmRingDescriptor {
     static final int SLOT_FLAGS_OFFSET = SLOT_LENGTH_OFFSET + Integer.BYTES;
     static final int SLOT_SENDER_OFFSET = SLOT_FLAGS_OFFSET + Integer.BYTES;
     static final int SLOT_CLAIMANT_OFFSET = SLOT_SENDER_OFFSET + Long.BYTES;
+    static final int SLOT_FIRST_LENGTH_OFFSET = SLOT_CLAIMANT_OFFSET + Integer.BYTES;
     /** The frame starts on a cache line of its own, so the copies in and out run aligned. */
     static final int SLOT_FRAME_OFFSET = 64;
 
     static {
-        if (OWNER_START_OFFSET + Long.BYTES > TAIL_OFFSET || WAITERS_OFFSET + Integer.BYTES > HEADER_LENGTH
-            || SLOT_CLAIMANT_OFFSET + Integer.BYTES > SLOT_FRAME_OFFSET) {
+        if (FEATURES_OFFSET + Integer.BYTES > TAIL_OFFSET || WAITERS_OFFSET + Integer.BYTES > HEADER_LENGTH
+            || SLOT_FIRST_LENGTH_OFFSET + Integer.BYTES > SLOT_FRAME_OFFSET) {
             throw new AssertionError("ring layout overlaps");
         }
     }

@@ -262,9 +262,9 @@ class FabricLinkBatchTest {
             final FrameGather payload = LinkFrames.payload(10 + k, k);
             final MemorySegment header = LinkFrames.header(k, payload);
             if (k > 0) {
-                end = FrameRing.recordAlign(end);
+                end = Staging.recordAlign(end);
                 records.set(ValueLayout.JAVA_INT_UNALIGNED, end, HEADER + 10 + k);
-                end += FrameRing.RECORD_PREFIX;
+                end += Staging.RECORD_PREFIX;
             }
             MemorySegment.copy(header, 0, records, end, HEADER);
             payload.copyTo(records, end + HEADER);
