@@ -241,13 +241,15 @@ public final class FabricLink implements Link {
     }
 
     /**
-     * Whether a frame waits in the ring, or a post flagged MORE left frames staged: a poll that finds its queue empty
-     * skips its engine pass only when this is false (NicImpl's idle passes), and the pass is what sends held frames
-     * (WrFlags.MORE: they go at the next engine pass), which a lock release ({@link #flush}) leaves staged.
+     * Whether a frame waits in the ring, or frames wait staged (held by a post flagged MORE, or for room in a full
+     * peer ring): a poll that finds its queue empty skips its engine pass only when this is false (NicImpl's idle
+     * passes), and the pass is what sends them (WrFlags.MORE: they go at the next engine pass), which a lock release
+     * ({@link #flush}) leaves staged. Any thread (a racy read of the batch state only makes a poll run or skip one
+     * pass).
      */
     @Override
     public boolean mayHaveInput() {
-        return tx.holding || !ring.isEmpty();
+        return tx.frames > 0 || !ring.isEmpty();
     }
 
     @Override

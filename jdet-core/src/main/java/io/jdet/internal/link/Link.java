@@ -135,9 +135,11 @@ public interface Link extends AutoCloseable {
 
     /**
      * Ends a batch as {@link #uncork} does, but lets what the outermost batch staged wait for company: it leaves
-     * with the next {@link #uncork} that ends a batch, a send outside a batch, {@link #settle}, or when the staging
-     * is full; {@link #flush} leaves it staged. For a post flagged {@code WrFlags.MORE}. A link that sends each
-     * frame at once ignores the difference. Raises nothing.
+     * with the next {@link #uncork} that ends a batch, a send outside a batch, or when the staging is full (and, on
+     * UDP, whose staging refers to registered memory, at {@link #settle}; the memory links stage copies); {@link
+     * #flush} leaves it staged, and {@link #mayHaveInput} answers true meanwhile, so that the next engine pass sends
+     * it. For a post flagged {@code WrFlags.MORE}. A link that sends each frame at once ignores the difference.
+     * Raises nothing.
      */
     default void uncorkHolding() {
         uncork();
