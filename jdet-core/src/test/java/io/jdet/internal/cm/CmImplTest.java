@@ -550,9 +550,10 @@ class CmImplTest extends CmVictimCase {
     }
 
     /**
-     * The fabric stages answers to one peer and carries them in shared ring slots, so a peer that takes nothing
-     * fills its ring and then the link's staging before an answer is refused: the refused ones are counted and lost,
-     * and every other one arrives once the peer takes frames again.
+     * A peer that takes nothing fills its ring; answers are then refused, counted and lost, and every other one
+     * arrives once the peer takes frames again. How many fit depends on how the requests were drained: the first
+     * answer of an engine pass goes alone (refused once the ring is full), and answers after it in the same pass are
+     * staged and share slots.
      */
     @Test
     void shouldCountLinkBusyAndLoseTheAnswerWhenPeerRingIsFull() {
@@ -564,8 +565,8 @@ class CmImplTest extends CmVictimCase {
             }
             awaitCounter("cm.received", requests);
             final long busy = counter("link.busy");
-            assertTrue(busy > 0 && busy < requests - 8, "some answers fit, the rest found no room: "
-                + nic.counters());
+            assertTrue(busy > 0 && busy <= requests - 8, "at least the ring's 8 slots of answers fit, then answers "
+                + "found no room: " + nic.counters());
             Tests.await("every answer not refused arrives", () -> full.count(Frame.OP_CM_COOKIE) >= requests - busy);
             assertEquals(requests - busy, full.count(Frame.OP_CM_COOKIE), "none twice: " + nic.counters());
         }
