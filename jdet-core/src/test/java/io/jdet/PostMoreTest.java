@@ -141,21 +141,36 @@ class PostMoreTest {
      */
     @Test
     void onTheFabricAPollThatFindsItsQueueEmptySendsWhatPostsFlaggedMoreHeld() {
-        try (Loopback pair = Loopback.open(new Loopback.Options().depth(64, 64))) {
+        pollSendsWhatMoreHeld(new Loopback.Options());
+    }
+
+    /**
+     * Twenty rounds of three posts flagged MORE (the first leaves at once, the other two are held) and one poll that
+     * finds its queue empty: that poll's pass must send the two held frames, in one slot. The NIC's progress thread
+     * may run a pass between two posts of a round (it ends the burst's batch: nothing is held then, and no slot of
+     * two); the timer period of a second keeps that to a sender preempted for half a millisecond, so at least 18 of
+     * the 20 rounds must show the slot. Without the poll's pass, about half did.
+     */
+    static void pollSendsWhatMoreHeld(final Loopback.Options options) {
+        try (Loopback pair = Loopback.open(options.configuration(new Configuration().timerPeriodUs(1_000_000))
+            .depth(64, 64))) {
             final WorkCompletion[] wc = {new WorkCompletion()};
+            int batched = 0;
             for (int round = 0; round < 20; round++) {
                 for (int i = 0; i < 3; i++) {
                     pair.qpB.recv(i, sge(pair.mrB, 8L * i, 8), 1);
                 }
                 final long before = pair.nicA.counters().get("link.tx.batches");
-                for (int i = 0; i < 3; i++) { // the first leaves at once, the other two are held
+                for (int i = 0; i < 3; i++) {
                     pair.qpA.send(i, sge(pair.mrA, 8L * i, 8), 1, WrFlags.MORE | WrFlags.SUPPRESSED, 0);
                 }
                 assertEquals(0, pair.cqA.poll(wc));
-                assertEquals(before + 1, pair.nicA.counters().get("link.tx.batches"),
-                    "round " + round + ": the poll's pass sent the two held frames in one slot");
+                if (pair.nicA.counters().get("link.tx.batches") == before + 1) {
+                    batched++;
+                }
                 Tests.expectSuccess(pair.cqB, 3);
             }
+            assertTrue(batched >= 18, batched + " of 20 polls sent the two held frames in one slot");
         }
     }
 }

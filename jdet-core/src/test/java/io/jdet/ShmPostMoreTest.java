@@ -17,21 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ShmPostMoreTest {
     @Test
     void aPollThatFindsItsQueueEmptySendsWhatPostsFlaggedMoreHeld() {
-        try (Loopback pair = Loopback.open(new Loopback.Options().nic(Tests.uniqueShmGroup("more")).depth(64, 64))) {
-            final WorkCompletion[] wc = {new WorkCompletion()};
-            for (int round = 0; round < 20; round++) {
-                for (int i = 0; i < 3; i++) {
-                    pair.qpB.recv(i, sge(pair.mrB, 8L * i, 8), 1);
-                }
-                final long before = pair.nicA.counters().get("link.tx.batches");
-                for (int i = 0; i < 3; i++) {
-                    pair.qpA.send(i, sge(pair.mrA, 8L * i, 8), 1, WrFlags.MORE | WrFlags.SUPPRESSED, 0);
-                }
-                assertEquals(0, pair.cqA.poll(wc));
-                assertEquals(before + 1, pair.nicA.counters().get("link.tx.batches"), "round " + round);
-                Tests.expectSuccess(pair.cqB, 3);
-            }
-        }
+        PostMoreTest.pollSendsWhatMoreHeld(new Loopback.Options().nic(Tests.uniqueShmGroup("more")));
     }
 
     private static void bursts(final Configuration configuration, final int bursts, final int burst) {
