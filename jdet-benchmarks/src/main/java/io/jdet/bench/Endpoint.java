@@ -152,9 +152,20 @@ public final class Endpoint {
      * @param length the message length in bytes
      */
     public void send(final int length) {
+        send(length, 0);
+    }
+
+    /**
+     * Posts a send of the first {@code length} bytes of the buffer with work-request flags, first waiting (polling)
+     * for a send-queue slot.
+     *
+     * @param length the message length in bytes
+     * @param flags  {@link io.jdet.WrFlags}, for example {@code MORE} on every post of a burst but the last
+     */
+    public void send(final int length, final int flags) {
         waitForSendSlot();
         sendSegments[0].set(mr, 0, length);
-        qp.send(sendsOutstanding, sendSegments, 1, 0, 0);
+        qp.send(sendsOutstanding, sendSegments, 1, flags, 0);
         sendsOutstanding++;
     }
 

@@ -3,6 +3,7 @@ package io.jdet.peer;
 import io.aeron.logbuffer.FragmentHandler;
 import io.jdet.bench.BenchMain;
 import io.jdet.bench.Connection;
+import io.jdet.WrFlags;
 import io.jdet.bench.Endpoint;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -10,6 +11,7 @@ import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
@@ -30,6 +32,9 @@ import java.util.concurrent.TimeUnit;
  * <ul>
  *   <li>{@link #jdet}: sends on a queue pair with a 64-deep send queue into a 128-deep receive queue that is
  *       refilled as it is consumed; {@code nic} as in {@link PingPongBenchmark}.</li>
+ *   <li>{@link #jdetBurst}: the same, in bursts of {@link #BURST} posts flagged {@code WrFlags.MORE} but the last, so
+ *       their frames share datagrams (ring slots on the fabric): the path of the perf tool's bandwidth tests. Scored
+ *       per message.</li>
  *   <li>{@link #aeron}: an exclusive publication offering into its subscription ({@link AeronPeer}), back-pressured
  *       by Aeron's own flow control.</li>
  * </ul>
@@ -48,6 +53,8 @@ public class ThroughputBenchmark {
     private static final long DRAIN_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(10);
     /** The most messages one poll takes, on both sides. */
     private static final int FRAGMENT_LIMIT = 16;
+    /** Messages per burst of {@link #jdetBurst}: one poll takes them all. */
+    static final int BURST = 16;
 
     /** jdet's side: a sender and a receiver queue pair. */
     @State(Scope.Thread)
@@ -162,6 +169,29 @@ public class ThroughputBenchmark {
         }
         a.send(s.size);
         s.sent++;
+        s.receive();
+        a.poll();
+        return s.received;
+    }
+
+    /**
+     * Sends a burst of {@link #BURST} jdet messages, each but the last flagged {@code MORE}, and polls both ends once.
+     *
+     * @param s the connection
+     * @return messages received so far
+     */
+    @Benchmark
+    @OperationsPerInvocation(BURST)
+    public long jdetBurst(final Jdet s) {
+        final Endpoint a = s.a;
+        while (a.sendsOutstanding() > SQ_DEPTH - BURST) {
+            s.receive();
+            a.poll();
+        }
+        for (int i = 0; i < BURST; i++) {
+            a.send(s.size, i < BURST - 1 ? WrFlags.MORE : 0);
+        }
+        s.sent += BURST;
         s.receive();
         a.poll();
         return s.received;
