@@ -349,16 +349,7 @@ final class ShmRing implements AutoCloseable {
             LONG.compareAndSet(memory, slot, t, t + 1);
             throw e;
         }
-        memory.set(ValueLayout.JAVA_INT, slot + SLOT_LENGTH_OFFSET, headerLength + payload.totalLength());
-        memory.set(ValueLayout.JAVA_INT, slot + SLOT_FLAGS_OFFSET, flags);
-        memory.set(ValueLayout.JAVA_LONG, slot + SLOT_SENDER_OFFSET, sender);
-        if (!LONG.compareAndSet(memory, slot, t, t + 1)) { // volatile: publishes, and fences the waiter read
-            return LOST;
-        }
-        if ((int) INT.getVolatile(memory, (long) WAITERS_OFFSET) != 0) {
-            wakeSleepers();
-        }
-        return SENT;
+        return publish(t, slot, headerLength + payload.totalLength(), flags, sender);
     }
 
     /**
@@ -393,11 +384,22 @@ final class ShmRing implements AutoCloseable {
         // Plain stores, as in offer: the publishing CAS orders them before the owner's acquire of the sequence.
         memory.set(ValueLayout.JAVA_INT, slot + SLOT_CLAIMANT_OFFSET, (int) ProcessStamp.PID);
         MemorySegment.copy(records, 0, memory, slot + SLOT_FRAME_OFFSET, end);
-        memory.set(ValueLayout.JAVA_INT, slot + SLOT_LENGTH_OFFSET, end);
         memory.set(ValueLayout.JAVA_INT, slot + SLOT_FIRST_LENGTH_OFFSET, firstLength);
-        memory.set(ValueLayout.JAVA_INT, slot + SLOT_FLAGS_OFFSET, end > firstLength ? flags | FLAG_BATCH : flags);
+        return publish(t, slot, end, end > firstLength ? flags | FLAG_BATCH : flags, sender);
+    }
+
+    /**
+     * Fills in a claimed slot's length, flags and sender (plain stores) and publishes it with the CAS of its sequence
+     * from {@code t} to {@code t + 1}, which orders them and everything copied in before the owner's acquire, and
+     * fences the look at the waiter count; wakes a sleeping owner.
+     *
+     * @return {@link #SENT}, or {@link #LOST} if the owner skipped the slot meanwhile
+     */
+    private int publish(final long t, final long slot, final int length, final int flags, final long sender) {
+        memory.set(ValueLayout.JAVA_INT, slot + SLOT_LENGTH_OFFSET, length);
+        memory.set(ValueLayout.JAVA_INT, slot + SLOT_FLAGS_OFFSET, flags);
         memory.set(ValueLayout.JAVA_LONG, slot + SLOT_SENDER_OFFSET, sender);
-        if (!LONG.compareAndSet(memory, slot, t, t + 1)) { // volatile: publishes, and fences the waiter read
+        if (!LONG.compareAndSet(memory, slot, t, t + 1)) {
             return LOST;
         }
         if ((int) INT.getVolatile(memory, (long) WAITERS_OFFSET) != 0) {
