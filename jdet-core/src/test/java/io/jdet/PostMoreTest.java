@@ -63,25 +63,7 @@ class PostMoreTest {
         final int burst = 32;
         try (Loopback pair = Loopback.open(new Loopback.Options().configuration(faulty).nic("udp:127.0.0.1")
             .depth(64, 64))) {
-            long next = 0;
-            for (int b = 0; b < bursts; b++) {
-                for (int i = 0; i < burst; i++) {
-                    pair.qpB.recv(next + i, sge(pair.mrB, 8L * i, 8), 1);
-                    pair.bufA.set(ValueLayout.JAVA_LONG_UNALIGNED, 8L * i, next + i);
-                }
-                for (int i = 0; i < burst; i++) {
-                    pair.qpA.send(next + i, sge(pair.mrA, 8L * i, 8), 1,
-                        i == burst - 1 ? 0 : WrFlags.MORE | WrFlags.SUPPRESSED, 0);
-                }
-                final List<WorkCompletion> got = Tests.expectSuccess(pair.cqB, burst);
-                for (int i = 0; i < burst; i++) {
-                    assertEquals(next + i, got.get(i).id(), "in posting order");
-                    assertEquals(next + i, pair.bufB.get(ValueLayout.JAVA_LONG_UNALIGNED, 8L * i));
-                }
-                assertEquals(next + burst - 1, Tests.expectSuccess(pair.cqA, 1).get(0).id());
-                next += burst;
-            }
-            Tests.assertNoCompletion(pair.cqB, 20);
+            sendBursts(pair, bursts, burst);
             assertTrue(coalesced(pair) > 0, "frames shared datagrams");
             assertTrue(pair.nicB.counters().get("rx.duplicates") + pair.nicA.counters().get("frames.retransmitted") > 0,
                 "the faults were felt");
@@ -142,6 +124,33 @@ class PostMoreTest {
     @Test
     void onTheFabricAPollThatFindsItsQueueEmptySendsWhatPostsFlaggedMoreHeld() {
         pollSendsWhatMoreHeld(new Loopback.Options());
+    }
+
+    /**
+     * Sends {@code bursts} bursts of {@code burst} 8-byte messages, each post but a burst's last flagged MORE, and
+     * checks that every message arrives once, in posting order, with its bytes, and that each burst's last send
+     * completes.
+     */
+    static void sendBursts(final Loopback pair, final int bursts, final int burst) {
+        long next = 0;
+        for (int b = 0; b < bursts; b++) {
+            for (int i = 0; i < burst; i++) {
+                pair.qpB.recv(next + i, sge(pair.mrB, 8L * i, 8), 1);
+                pair.bufA.set(ValueLayout.JAVA_LONG_UNALIGNED, 8L * i, next + i);
+            }
+            for (int i = 0; i < burst; i++) {
+                pair.qpA.send(next + i, sge(pair.mrA, 8L * i, 8), 1,
+                    i == burst - 1 ? 0 : WrFlags.MORE | WrFlags.SUPPRESSED, 0);
+            }
+            final List<WorkCompletion> got = Tests.expectSuccess(pair.cqB, burst);
+            for (int i = 0; i < burst; i++) {
+                assertEquals(next + i, got.get(i).id(), "in posting order");
+                assertEquals(next + i, pair.bufB.get(ValueLayout.JAVA_LONG_UNALIGNED, 8L * i));
+            }
+            assertEquals(next + burst - 1, Tests.expectSuccess(pair.cqA, 1).get(0).id());
+            next += burst;
+        }
+        Tests.assertNoCompletion(pair.cqB, 20);
     }
 
     /**
