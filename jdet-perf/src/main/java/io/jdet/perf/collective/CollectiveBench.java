@@ -138,11 +138,15 @@ public final class CollectiveBench {
         return Math.clamp((32L << 20) / perOp, 20, 1000);
     }
 
-    /** α and β in microseconds, from a two-member broadcast of 8 bytes and of {@link #BETA_BYTES}. */
+    /**
+     * α and β in microseconds, from a two-member broadcast of 8 bytes and of {@link #BETA_BYTES}: {@code --iters}
+     * shortens these runs but never lengthens them (a long run of small operations would otherwise first move
+     * {@code --iters} MiB-sized broadcasts).
+     */
     private static double[] alphaBeta(final PerfConfig config, final String nic, final Configuration device) {
         try (Members pair = new Members(nic, 2, device, config.timeoutMs())) {
-            final long small = config.iterations() > 0 ? config.iterations() : 1000;
-            final long large = config.iterations() > 0 ? config.iterations() : 50;
+            final long small = config.iterations() > 0 ? Math.min(config.iterations(), 1000) : 1000;
+            final long large = config.iterations() > 0 ? Math.min(config.iterations(), 50) : 50;
             final double alpha = measure(pair, TestKind.CO_BCAST, 8, small, config.warmup(small),
                 3 * minWarmupNs(config), false);
             final double big = measure(pair, TestKind.CO_BCAST, BETA_BYTES, large, config.warmup(large),

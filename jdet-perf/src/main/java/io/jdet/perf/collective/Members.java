@@ -42,6 +42,8 @@ final class Members implements AutoCloseable {
     private final Collective[] cos;
     private Arena arena;
     private final long timeoutMs;
+    /** Idle polls between yields in {@link #awaitOne}, less one (0: yield after every empty poll). */
+    private final int yieldMask;
     private final WorkCompletion[] wc = {new WorkCompletion()};
     private final boolean[] done;
     private MemoryRegion[] src;
@@ -59,6 +61,9 @@ final class Members implements AutoCloseable {
     Members(final String nic, final int p, final Configuration config, final long timeoutMs) {
         this.p = p;
         this.timeoutMs = timeoutMs;
+        // Asked once: the JVM answers with a system call (and may read the cgroup's files), once per operation
+        // it cost a member about as much as a receive.
+        yieldMask = p >= Runtime.getRuntime().availableProcessors() ? 0 : 63;
         det = Det.open(config.jmx(false));
         final EventQueue events = det.createEvent(null);
         nics = new Nic[p];
@@ -218,7 +223,6 @@ final class Members implements AutoCloseable {
      */
     private void awaitOne(final int i, final WorkCompletion[] wc, final String what) {
         final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        final int yieldMask = p >= Runtime.getRuntime().availableProcessors() ? 0 : 63;
         for (int idle = 1; cqs[i].poll(wc) == 0; idle++) {
             if ((idle & yieldMask) == 0) {
                 if ((idle & 63) == 0 && System.nanoTime() - deadline > 0) {
