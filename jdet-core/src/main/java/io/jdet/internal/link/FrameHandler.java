@@ -1,5 +1,7 @@
 package io.jdet.internal.link;
 
+import io.jdet.internal.wire.FrameGather;
+
 import java.lang.foreign.MemorySegment;
 
 /** Takes received frames from a {@link Link}. */
@@ -41,5 +43,48 @@ public interface FrameHandler {
     default void onFrame(final MemorySegment frame, final int length, final long peer, final MemorySegment payload,
                          final long payloadOffset) {
         throw new UnsupportedOperationException("this handler takes whole frames only");
+    }
+
+    /**
+     * Whether the link should look at each datagram's header before it receives it, and ask {@link #placement}
+     * where its payload goes: true while a long RDMA write is arriving, so that only such traffic pays for the look
+     * (one more system call per datagram). Raises nothing.
+     *
+     * @return true to look
+     */
+    default boolean placing() {
+        return false;
+    }
+
+    /**
+     * Where the payload of a datagram that holds one frame may be received straight into its target, so that it is
+     * copied once (by the kernel) instead of twice. The header is not checked by its CRC yet: the handler names a
+     * target only for a frame whose every field continues what it already accepted (the next fragment of a write
+     * whose whole range was checked), so that a corrupted header can only place bytes where the true frame would
+     * have, and the CRC, checked after, decides whether the frame counts. Changes no state. Raises nothing.
+     *
+     * @param header the datagram's first {@link io.jdet.internal.wire.Frame#HEADER_LENGTH} bytes
+     * @param length the datagram's length
+     * @param peer   the sender's handle
+     * @param target where to name the memory: one piece lent by the target region, cleared by the caller
+     * @return how many bytes from the payload's first go into {@code target} (the rest of the frame is received
+     *         after the header, as usual), or 0 to receive the datagram as usual
+     */
+    default int placement(final MemorySegment header, final int length, final long peer, final FrameGather target) {
+        return 0;
+    }
+
+    /**
+     * Handles a frame, CRC checked, whose payload's first {@code placed} bytes were received where {@link #placement}
+     * named: {@code frame} holds the header, then the rest of the payload. Valid only during the call.
+     *
+     * @param frame  the header, then the payload from byte {@code placed} on
+     * @param length the frame length in bytes, the placed payload included
+     * @param peer   the sender's handle
+     * @param placed how many payload bytes already lie in their target
+     * @throws UnsupportedOperationException if this handler names no placement
+     */
+    default void onPlacedFrame(final MemorySegment frame, final int length, final long peer, final int placed) {
+        throw new UnsupportedOperationException("this handler names no placement");
     }
 }

@@ -27,6 +27,10 @@ final class Posix {
     static final int SO_SNDBUFFORCE = 32;
     static final int SO_RCVBUFFORCE = 33;
     static final int MSG_DONTWAIT = 0x40;
+    /** Looks at the next datagram and leaves it queued. */
+    static final int MSG_PEEK = 0x2;
+    /** With a datagram socket, answer the datagram's real length even where the buffers were shorter. */
+    static final int MSG_TRUNC = 0x20;
     static final short POLLIN = 1;
     static final int EFD_NONBLOCK = 0x800;
     static final int EFD_CLOEXEC = 0x80000;
@@ -112,13 +116,24 @@ final class Posix {
      */
     private static final MethodHandle SYSCALL_SENDMMSG = bind("syscall", syscallDescriptor(), ERRNO,
         Linker.Option.firstVariadicArg(1), Linker.Option.critical(false));
-    /** {@link #SYSCALL_SENDMMSG} without errno capture, for the data path (see {@link #SENDMSG_UNCAPTURED}). */
-    private static final MethodHandle SYSCALL_SENDMMSG_UNCAPTURED = bind("syscall", syscallDescriptor(),
+    /**
+     * {@link #SYSCALL_SENDMMSG}'s shape without errno capture, for the data path (see {@link #SENDMSG_UNCAPTURED}):
+     * {@code sendmmsg} ({@link #sendmmsgKeeping}) and {@code recvmsg} ({@link #recvmsgKeeping}) with segments kept.
+     */
+    private static final MethodHandle SYSCALL_KEEPING_UNCAPTURED = bind("syscall", syscallDescriptor(),
         Linker.Option.firstVariadicArg(1), Linker.Option.critical(false));
+    /**
+     * {@code recvmsg} without errno capture, for the data path (see {@link #SENDMSG_UNCAPTURED}): a look at the next
+     * datagram ({@link #MSG_PEEK}) that fails is treated alike whatever the errno.
+     */
+    static final MethodHandle RECVMSG_UNCAPTURED = bind("recvmsg", FunctionDescriptor.of(LONG, INT, PTR, INT),
+        Linker.Option.critical(false));
     /** The segments {@link #sendmmsgKeeping} passes along. */
     static final int KEEP_ARGS = 4;
     /** {@code __NR_sendmmsg}: 307 on x86-64, 269 on AArch64 (the generic table). */
     private static final long NR_SENDMMSG = "aarch64".equals(System.getProperty("os.arch")) ? 269 : 307;
+    /** {@code __NR_recvmsg}: 47 on x86-64, 212 on AArch64. */
+    private static final long NR_RECVMSG = "aarch64".equals(System.getProperty("os.arch")) ? 212 : 47;
     /** {@code int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout, const sigset_t *mask)}. */
     static final MethodHandle PPOLL = bind("ppoll", FunctionDescriptor.of(INT, PTR, LONG, PTR, PTR), ERRNO);
     /**
@@ -233,7 +248,7 @@ final class Posix {
                                final MemorySegment[] keep) {
         final long n;
         try {
-            final long sent = (long) SYSCALL_SENDMMSG_UNCAPTURED.invokeExact(NR_SENDMMSG, (long) fd, msgs,
+            final long sent = (long) SYSCALL_KEEPING_UNCAPTURED.invokeExact(NR_SENDMMSG, (long) fd, msgs,
                 (long) count, 0L, keep[0], keep[1], keep[2], keep[3]);
             n = sent > 0 ? sent : (long) SYSCALL_SENDMMSG.invokeExact(errno, NR_SENDMMSG, (long) fd, msgs,
                 (long) count, 0L, keep[0], keep[1], keep[2], keep[3]);
@@ -243,6 +258,30 @@ final class Posix {
             throw new IllegalStateException(t);
         }
         return (int) n;
+    }
+
+    /**
+     * {@code recvmsg} that keeps memory alive while the kernel writes into it: the iovecs may point into
+     * {@code keep}'s memory, whose arena cannot be closed during the call (as {@link #sendmmsgKeeping}). Without errno
+     * capture: the data path treats every failure alike.
+     *
+     * @param fd    the socket
+     * @param msg   the {@code struct msghdr}
+     * @param flags the receive flags
+     * @param keep  the segment the iovecs write into
+     * @return the bytes received, or a negative value
+     * @throws IllegalStateException if {@code keep}'s arena is closed (nothing was received), or it is confined to
+     *                               another thread (WrongThreadException)
+     */
+    static long recvmsgKeeping(final int fd, final MemorySegment msg, final int flags, final MemorySegment keep) {
+        try {
+            return (long) SYSCALL_KEEPING_UNCAPTURED.invokeExact(NR_RECVMSG, (long) fd, msg, (long) flags, 0L, keep,
+                MemorySegment.NULL, MemorySegment.NULL, MemorySegment.NULL);
+        } catch (final IllegalStateException e) {
+            throw e;
+        } catch (final Throwable t) {
+            throw new IllegalStateException(t);
+        }
     }
 
     /**

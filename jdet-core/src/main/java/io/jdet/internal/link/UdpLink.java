@@ -54,6 +54,8 @@ public final class UdpLink implements Link {
 
     /** The transmit batch: staging, gathering and {@code sendmmsg}. */
     private final UdpTx tx;
+    /** Receives the fragments of a long write straight into their targets. */
+    private final UdpPlacement placement;
     /** Batches open ({@link #cork} depth): frames are staged while it is positive. */
     private int corked;
     /** A post flagged MORE left frames staged: {@link #flush} (the engine lock's release) leaves them there. */
@@ -146,6 +148,7 @@ public final class UdpLink implements Link {
         }
         this.fd = socket;
         this.tx = new UdpTx(arena, socket, mtu);
+        this.placement = new UdpPlacement(arena, socket, mtu);
         this.wait = waits;
         waits.watch(socket);
         this.address = "udp:" + UdpAddress.format(localIp) + ":" + localPort;
@@ -290,6 +293,28 @@ public final class UdpLink implements Link {
 
     @Override
     public int receive(final FrameHandler handler, final int max) {
+        int taken = 0;
+        while (taken < max && handler.placing()) {
+            // A long write arrives: each fragment straight into its target. A datagram not placed is received
+            // alone, the usual way: if it starts the next long write, placing goes on with that one's fragments.
+            final int outcome = placement.receive(handler);
+            if (outcome == UdpPlacement.NONE) {
+                return taken;
+            }
+            if (outcome == UdpPlacement.NOT_PLACED) {
+                final int got = receiveBatch(handler, 1);
+                if (got == 0) {
+                    return taken;
+                }
+                taken += got;
+            } else {
+                taken++;
+            }
+        }
+        return taken < max ? taken + receiveBatch(handler, max - taken) : taken;
+    }
+
+    private int receiveBatch(final FrameHandler handler, final int max) {
         final int batch = Math.min(max, RX_BATCH);
         for (int i = 0; i < batch; i++) {
             rxMsgs.set(ValueLayout.JAVA_INT, (long) i * Posix.MMSGHDR_SIZE + Posix.MSG_NAMELEN,
@@ -384,6 +409,9 @@ public final class UdpLink implements Link {
         counters.merge("link.rx.bad_crc", badCrc, Long::sum);
         counters.merge("link.rx.truncated", truncated, Long::sum);
         counters.merge("link.rx.not_ipv4", notIpv4, Long::sum);
+        counters.merge("link.rx.placed", placement.placed, Long::sum);
+        counters.merge("link.rx.bad_crc", placement.badCrc, Long::sum);
+        counters.merge("link.rx.truncated", placement.mismatched, Long::sum);
         tx.addCounters(counters);
     }
 

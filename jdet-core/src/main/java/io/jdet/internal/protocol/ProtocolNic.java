@@ -45,6 +45,19 @@ public abstract class ProtocolNic {
     private MemorySegment rxApart;
     private MemorySegment rxPayload;
     private long rxPayloadOffset;
+    /** Of {@link #rxApart}: payload bytes the link received straight into their target ({@link #placed}). */
+    private int rxPlaced;
+    /**
+     * A long write is arriving (the responder accepted a fragment with more than a placement's worth to follow):
+     * the link may receive the next fragments straight into place ({@code FrameHandler#placing}). Cleared after
+     * {@link #PLACE_MISSES} looks in a row at datagrams not to place (a write's short last fragment and the next
+     * write's first are two).
+     */
+    protected boolean placeHint;
+    /** Looks in a row that found no fragment to place. */
+    protected int placeMisses;
+    /** Looks in a row that find nothing to place before the link stops looking. */
+    protected static final int PLACE_MISSES = 4;
 
     /** Scratch results of {@link #resolveRemote}. */
     public MemorySegment remoteSegment;
@@ -89,10 +102,43 @@ public abstract class ProtocolNic {
         rxPayloadOffset = payloadOffset;
     }
 
+    /**
+     * Records that the frame about to be handled had its payload's first {@code placed} bytes received straight into
+     * their target, and holds the rest of the payload after its header, until {@link #endApart}. Raises nothing.
+     *
+     * @param frame  the header, then the payload from byte {@code placed} on
+     * @param placed payload bytes already in place
+     */
+    protected final void beginPlaced(final MemorySegment frame, final int placed) {
+        beginApart(frame, frame, Frame.HEADER_LENGTH);
+        rxPlaced = placed;
+    }
+
     /** Ends what {@link #beginApart} began: the payload memory is the sender's again. Raises nothing. */
     protected final void endApart() {
         rxApart = null;
         rxPayload = null;
+        rxPlaced = 0;
+    }
+
+    /**
+     * How many of a received frame's payload bytes the link already received into their target: 0 but for the
+     * frame being handled when it was placed ({@link #beginPlaced}); its {@link #payload} then holds the rest,
+     * the payload from that byte on. Raises nothing.
+     *
+     * @param f a received frame (or a copy of one)
+     * @return the bytes in place
+     */
+    public final int placed(final MemorySegment f) {
+        return f == rxApart ? rxPlaced : 0;
+    }
+
+    /**
+     * Notes that a long write is arriving, so that its next fragments may be received into place. Raises nothing.
+     */
+    final void writeContinues() {
+        placeHint = true;
+        placeMisses = 0;
     }
 
     /**

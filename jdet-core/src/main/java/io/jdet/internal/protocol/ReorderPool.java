@@ -62,8 +62,8 @@ public final class ReorderPool {
             }
             freeCount = SLOTS;
         }
-        if (freeCount == 0 || length > frameBytes) {
-            return -1;
+        if (freeCount == 0 || length > frameBytes || nic != null && nic.placed(frame) > 0) {
+            return -1; // (a placed frame is only ever the next one expected, never held: refused all the same)
         }
         final int slot = free[--freeCount];
         final int header = Math.min(length, Frame.HEADER_LENGTH);

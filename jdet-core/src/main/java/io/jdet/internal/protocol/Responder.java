@@ -43,6 +43,19 @@ public final class Responder implements OrderedStream {
     /** Its opcode and length, which every later fragment must repeat. */
     private int msgOpcode;
     private int msgLength;
+    /** Of a write whose fragments are arriving: its key, and the address its first byte went to. */
+    private int msgKey;
+    private long msgAddress;
+    /**
+     * The least payload a fragment places straight into its target ({@link #placeable}): below it a look at the
+     * datagram's header costs more than the copy it saves.
+     */
+    public static final int PLACE_MIN = 8192;
+    /**
+     * The payload's last bytes the engine copies itself even for a placed fragment: after the frame's CRC is checked,
+     * and last, so that a reader polling a write's last byte finds the rest in place before it.
+     */
+    public static final int PLACE_TAIL = 64;
     /** Requests that arrived beyond a gap, held until it fills; their bits travel in every frame's SACK field. */
     public final HeldFrames heldRequests;
     /** Which responses beyond the cumulative ack the peer holds. */
@@ -330,10 +343,18 @@ public final class Responder implements OrderedStream {
             if (status != 0) {
                 return status;
             }
-            Scatter.copyLastByteLast(nic.payload(f), nic.payloadOffset(f), nic.remoteSegment, nic.remoteOffset, n);
+            // A placed frame's first bytes are in place already (placeable resolved this same range, this pass)
+            final int placed = nic.placed(f);
+            Scatter.copyLastByteLast(nic.payload(f), nic.payloadOffset(f), nic.remoteSegment,
+                nic.remoteOffset + placed, n - placed);
         }
         if (!last) {
             nextFragment(Frame.OP_WRITE, offset + n, total);
+            msgKey = Frame.key(f);
+            msgAddress = Frame.address(f) - offset;
+            if (total - (offset + n) >= PLACE_MIN + PLACE_TAIL) {
+                nic.writeContinues();
+            }
             return OK;
         }
         msgOffset = 0;
@@ -345,6 +366,34 @@ public final class Responder implements OrderedStream {
             completeReceive(queue.at(consume), WcStatus.SUCCESS, wcFlags, total, Frame.immediate(f), 0);
         }
         return OK;
+    }
+
+    /**
+     * How many payload bytes of a frame, whose header alone was received, may go straight into their target before
+     * the frame is received and its CRC checked ({@code FrameHandler#placement}), and where: only the next in-order
+     * fragment of a write whose first fragment this side accepted (and with it the whole range), repeating its key,
+     * length and address; every byte but the last {@link #PLACE_TAIL}, and only a fragment of at least
+     * {@link #PLACE_MIN}. So a header corrupted on the way places bytes only inside that write's range, where the
+     * true fragment goes; the CRC decides after whether it counts. Changes no state. Raises nothing.
+     *
+     * @param h      the frame's header (its CRC unchecked)
+     * @param target where the placed bytes go: the target region lends them
+     * @return the bytes to place, or 0
+     */
+    public int placeable(final MemorySegment h, final FrameGather target) {
+        final int offset = Frame.offset(h);
+        final int n = Frame.payloadLength(h);
+        final int placed = n - PLACE_TAIL;
+        if (placed < PLACE_MIN || Frame.seq(h) != reqExpected || msgOpcode != Frame.OP_WRITE || msgOffset == 0
+            || offset != msgOffset || Frame.length(h) != msgLength || (long) offset + n > msgLength
+            || Frame.key(h) != msgKey || Frame.address(h) != msgAddress + offset) {
+            return 0;
+        }
+        if (nic.resolveRemote(qp, msgKey, Frame.address(h), n, Access.REMOTE_WRITE, false) != 0) {
+            return 0; // refused as usual, with its error, once received
+        }
+        nic.remoteRegion.addTo(target, nic.remoteOffset, placed);
+        return placed;
     }
 
     /**

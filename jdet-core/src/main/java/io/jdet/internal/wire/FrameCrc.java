@@ -56,6 +56,33 @@ public final class FrameCrc {
         return (int) crc.getValue() == expected;
     }
 
+    /**
+     * Checks a frame received in three pieces: the header, the payload's first bytes received straight into their
+     * target, the rest of the payload after the header. The CRC field is zeroed on the way.
+     *
+     * @param frame        the header, then the payload's last {@code tailLength} bytes
+     * @param view         a byte buffer over {@code frame}
+     * @param headerLength the header length
+     * @param placed       the piece received into its target
+     * @param tailLength   bytes of payload after the placed piece
+     * @return true if the CRC is right
+     */
+    public boolean verify(final MemorySegment frame, final ByteBuffer view, final int headerLength,
+                          final FrameGather placed, final int tailLength) {
+        if (headerLength < CRC_OFFSET + 4) {
+            return false;
+        }
+        final int expected = frame.get(LE_INT, CRC_OFFSET);
+        frame.set(LE_INT, CRC_OFFSET, 0);
+        crc.reset();
+        update(view, 0, headerLength);
+        for (int i = 0; i < placed.count(); i++) {
+            update(placed.view(i), placed.offset(i), placed.length(i));
+        }
+        update(view, headerLength, tailLength);
+        return (int) crc.getValue() == expected;
+    }
+
     private void update(final ByteBuffer view, final long offset, final int length) {
         final int start = (int) offset;
         view.limit(start + length).position(start);

@@ -1,0 +1,124 @@
+package io.jdet;
+
+import io.jdet.testing.Loopback;
+import io.jdet.testing.Tests;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Long RDMA writes over UDP are received straight into their target (one copy per byte, the kernel's), and stay
+ * exact: every byte in place, the immediate delivered, through loss, duplication, reordering and corruption; a
+ * sealed connection never places (its frames are opened before any byte is touched).
+ */
+@Timeout(120)
+class PlacedWritesTest {
+    private static final int MIB = 1 << 20;
+    private static final int BUFFER = 8 * MIB;
+    private static final int SERVICE = 0x91A;
+
+    private static Loopback pair(final Configuration configuration, final boolean connect) {
+        return Loopback.open(new Loopback.Options().configuration(configuration).nic("udp:127.0.0.1")
+            .bufferBytes(BUFFER).connect(connect));
+    }
+
+    private static long counter(final Nic nic, final String name) {
+        return nic.counters().getOrDefault(name, 0L);
+    }
+
+    private static void fill(final MemorySegment s, final SplittableRandom random) {
+        long i = 0;
+        for (; i + 8 <= s.byteSize(); i += 8) {
+            s.set(ValueLayout.JAVA_LONG_UNALIGNED, i, random.nextLong());
+        }
+        for (; i < s.byteSize(); i++) {
+            s.set(ValueLayout.JAVA_BYTE, i, (byte) random.nextInt());
+        }
+    }
+
+    /** Writes {@code count} messages of {@code length} random bytes from A to B, each checked at B. */
+    private static void writeAndCheck(final Loopback pair, final int count, final int length, final long seed) {
+        final SplittableRandom random = new SplittableRandom(seed);
+        for (int k = 0; k < count; k++) {
+            final long from = (long) random.nextInt(BUFFER / 2 - length + 1);
+            final long to = (long) random.nextInt(BUFFER - length + 1);
+            fill(pair.bufA.asSlice(from, length), random);
+            pair.qpA.write(k, Loopback.sge(pair.mrA, from, length), 1, pair.mrB.address() + to, pair.mrB.rKey(), 0, 0);
+            final List<WorkCompletion> done = Tests.expectSuccess(pair.cqA, 1);
+            assertEquals(WcType.RDMA_WRITE, done.get(0).type());
+            assertEquals(-1L, pair.bufA.asSlice(from, length).mismatch(pair.bufB.asSlice(to, length)),
+                "write " + k + " of " + length + " bytes arrived whole");
+        }
+    }
+
+    @Test
+    void shouldPlaceTheFragmentsOfLongWritesExactly() {
+        try (Loopback pair = pair(new Configuration(), true)) {
+            writeAndCheck(pair, 12, MIB, 1);
+            writeAndCheck(pair, 6, 3 * MIB + 12_345, 2);
+            writeAndCheck(pair, 20, 20_000, 3); // short: not placed, still exact
+            assertTrue(counter(pair.nicB, "link.rx.placed") > 0, "some fragments were placed");
+            assertEquals(0, counter(pair.nicB, Tests.ENGINE_ERRORS));
+        }
+    }
+
+    @Test
+    void shouldDeliverTheImmediateOfAPlacedWrite() {
+        try (Loopback pair = pair(new Configuration(), true)) {
+            final SplittableRandom random = new SplittableRandom(4);
+            for (int k = 0; k < 4; k++) {
+                final int length = 2 * MIB + random.nextInt(100_000);
+                final MemorySegment src = pair.bufA.asSlice(0, length);
+                fill(src, random);
+                pair.qpB.recv(100 + k, Loopback.sge(pair.mrB, 0, 8), 1);
+                pair.qpA.write(k, Loopback.sge(pair.mrA, 0, length), 1, pair.mrB.address() + 64, pair.mrB.rKey(),
+                    WrFlags.IMMEDIATE, 0x5000 + k);
+                Tests.expectSuccess(pair.cqA, 1);
+                final WorkCompletion arrived = Tests.expectSuccess(pair.cqB, 1).get(0);
+                assertEquals(WcType.RECV, arrived.type());
+                assertEquals(WcFlags.IMMEDIATE, arrived.flags());
+                assertEquals(0x5000 + k, arrived.immediate());
+                assertEquals(length, arrived.length());
+                assertEquals(-1L, src.mismatch(pair.bufB.asSlice(64, length)), "write " + k + " arrived whole");
+            }
+            assertTrue(counter(pair.nicB, "link.rx.placed") > 0);
+        }
+    }
+
+    @Test
+    void shouldStayExactThroughLossDuplicationReorderingAndCorruption() {
+        final Configuration faults = new Configuration().faults(new FaultPlan(0.03, 0.03, 0.03, 0.03, 11))
+            .minRtoUs(500);
+        try (Loopback pair = pair(faults, true)) {
+            writeAndCheck(pair, 16, MIB, 5);
+            writeAndCheck(pair, 4, 4 * MIB - 1, 6);
+            assertTrue(counter(pair.nicB, "link.rx.placed") > 0, "fragments were placed under faults too");
+            assertTrue(counter(pair.nicB, "link.rx.bad_crc") > 0, "corrupted frames were dropped");
+            assertEquals(0, counter(pair.nicB, Tests.ENGINE_ERRORS));
+        }
+    }
+
+    @Test
+    void shouldNeverPlaceOnASealedConnection() {
+        try (Loopback pair = pair(new Configuration(), false)) {
+            pair.nicA.connectionManager().security(Security.of(Security.Mode.AUTH));
+            pair.nicB.connectionManager().security(Security.of(Security.Mode.AUTH));
+            try (ConnectionListener listener = pair.nicB.connectionManager().listen(SERVICE)) {
+                final CompletableFuture<Void> accepted = CompletableFuture.runAsync(
+                    () -> listener.take(10_000).accept(pair.qpB, null, 10_000));
+                pair.nicA.connectionManager().connect(pair.nicB.address(), SERVICE, pair.qpA, null, 10_000);
+                accepted.join();
+            }
+            writeAndCheck(pair, 6, MIB, 7);
+            assertEquals(0, counter(pair.nicB, "link.rx.placed"), "a sealed frame is opened before its bytes land");
+        }
+    }
+}
