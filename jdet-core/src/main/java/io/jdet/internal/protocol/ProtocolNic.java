@@ -48,7 +48,7 @@ public abstract class ProtocolNic {
     /** Of {@link #rxApart}: payload bytes the link received straight into their target ({@link #placed}). */
     private int rxPlaced;
     /**
-     * A long write is arriving (the responder accepted a fragment with more than a placement's worth to follow):
+     * A long send or write is arriving (the responder accepted a fragment with more than a placement's worth to follow):
      * the link may receive the next fragments straight into place ({@code FrameHandler#placing}). Cleared after
      * {@link #PLACE_MISSES} looks in a row at datagrams not to place (a write's short last fragment and the next
      * write's first are two).
@@ -134,9 +134,10 @@ public abstract class ProtocolNic {
     }
 
     /**
-     * Notes that a long write is arriving, so that its next fragments may be received into place. Raises nothing.
+     * Notes that a long send or write is arriving, so that its next fragments may be received into place. Raises
+     * nothing.
      */
-    final void writeContinues() {
+    final void longMessageContinues() {
         placeHint = true;
         placeMisses = 0;
     }

@@ -24,8 +24,9 @@ public interface Region {
 
     /**
      * Lends {@code length} bytes at {@code offset} of the region to a frame's gather list
-     * ({@link FrameGather#lend}): a link may read them until the frame is consumed or the link settles; raises
-     * nothing (the caller has checked the range at post time).
+     * ({@link FrameGather#lend}): a link may read them until the frame is consumed or the link settles, or, named
+     * by a receive into place ({@link Responder#placeable}), write them during that receive; raises nothing (the
+     * caller has checked the range).
      *
      * @param gather the gather list
      * @param offset from the start of the region

@@ -628,6 +628,33 @@ public final class Requester implements OrderedStream {
         return rspExpected;
     }
 
+    /**
+     * How many payload bytes of a read response, whose header alone was received, may go straight into the read's
+     * local memory before the frame is received and its CRC checked (as {@link Responder#placeable} for requests):
+     * only the next in-order response fragment of an outstanding read whose first fragment this side accepted,
+     * starting where that one ended, all but its last {@link Responder#PLACE_TAIL} bytes, at least
+     * {@link Responder#PLACE_MIN} of them, held by one piece of the read's memory. Changes no state. Raises nothing.
+     *
+     * @param h      the frame's header (its CRC unchecked)
+     * @param target where the placed bytes go
+     * @return the bytes to place, or 0
+     */
+    public int placeable(final MemorySegment h, final FrameGather target) {
+        final int n = Frame.payloadLength(h);
+        final int placed = n - Responder.PLACE_TAIL;
+        if (placed < Responder.PLACE_MIN || Frame.opcode(h) != Frame.OP_READ_RESP || Frame.seq(h) != rspExpected) {
+            return 0;
+        }
+        final int d = Frame.msgId(h) - (int) completeIdx;
+        final SendWr w = d >= 0 && completeIdx + d < admitIdx ? queue.at(completeIdx + d) : null;
+        if (w == null || w.ordinal != completeIdx + d || w.state != SendWr.ACTIVE || w.kind != SendWr.KIND_READ
+            || w.bytesReceived == 0 || Frame.offset(h) != w.bytesReceived
+            || (long) w.bytesReceived + n > w.segments.total || !w.segments.stillValid()) {
+            return 0;
+        }
+        return w.segments.lendPlace(target, w.bytesReceived, placed) ? placed : 0;
+    }
+
     /** Runs the in-order response {@code seq}; true if {@link #rspExpected} advanced and the pair is connected. */
     @Override
     public boolean process(final MemorySegment f, final int opcode, final int seq, final long now) {
@@ -673,9 +700,13 @@ public final class Requester implements OrderedStream {
                 protocolError(w, EventCode.INVALID_LENGTH);
                 return false;
             }
-            w.segments.place(nic.payload(f), nic.payloadOffset(f), offset, n);
+            final int placed = nic.placed(f); // a placed frame's first bytes are in place already (placeable)
+            w.segments.place(nic.payload(f), nic.payloadOffset(f), offset + placed, n - placed);
             if (!last) {
                 w.bytesReceived = (int) end;
+                if (w.segments.total - end >= Responder.PLACE_MIN + Responder.PLACE_TAIL) {
+                    nic.longMessageContinues();
+                }
                 return qp.connected();
             }
             w.resultLength = (int) w.segments.total;

@@ -282,9 +282,13 @@ public final class Responder implements OrderedStream {
             completeReceive(r, WcStatus.LOCAL_PROTECTION_ERR, 0, 0, 0, 0);
             return error(WcStatus.REMOTE_OP_ERR, EventCode.INVALID_L_KEY);
         }
-        r.segments.place(nic.payload(f), nic.payloadOffset(f), offset, n);
+        final int placed = nic.placed(f); // a placed frame's first bytes are in place already (placeable)
+        r.segments.place(nic.payload(f), nic.payloadOffset(f), offset + placed, n - placed);
         if (!last) {
             nextFragment(Frame.OP_SEND, offset + n, total);
+            if (total - (offset + n) >= PLACE_MIN + PLACE_TAIL) {
+                nic.longMessageContinues();
+            }
             return OK;
         }
         msgOffset = 0;
@@ -353,7 +357,7 @@ public final class Responder implements OrderedStream {
             msgKey = Frame.key(f);
             msgAddress = Frame.address(f) - offset;
             if (total - (offset + n) >= PLACE_MIN + PLACE_TAIL) {
-                nic.writeContinues();
+                nic.longMessageContinues();
             }
             return OK;
         }
@@ -371,26 +375,37 @@ public final class Responder implements OrderedStream {
     /**
      * How many payload bytes of a frame, whose header alone was received, may go straight into their target before
      * the frame is received and its CRC checked ({@code FrameHandler#placement}), and where: only the next in-order
-     * fragment of a write whose first fragment this side accepted (and with it the whole range), repeating its key,
-     * length and address; every byte but the last {@link #PLACE_TAIL}, and only a fragment of at least
-     * {@link #PLACE_MIN}. So a header corrupted on the way places bytes only inside that write's range, where the
-     * true fragment goes; the CRC decides after whether it counts. Changes no state. Raises nothing.
+     * fragment of a send or write whose first fragment this side accepted (a write's with its whole range checked, a
+     * send's into the receive it consumes), repeating its opcode, length and message id, a write's key and address
+     * too; every byte but the last {@link #PLACE_TAIL}, and only a fragment of at least {@link #PLACE_MIN}, whose
+     * bytes one piece of the target holds. So a header corrupted on the way places bytes only inside that message's
+     * target, where the true fragment goes; the CRC decides after whether it counts. Changes no state. Raises
+     * nothing.
      *
      * @param h      the frame's header (its CRC unchecked)
      * @param target where the placed bytes go: the target region lends them
      * @return the bytes to place, or 0
      */
     public int placeable(final MemorySegment h, final FrameGather target) {
+        final int opcode = Frame.opcode(h);
         final int offset = Frame.offset(h);
         final int n = Frame.payloadLength(h);
         final int placed = n - PLACE_TAIL;
-        if (placed < PLACE_MIN || Frame.seq(h) != reqExpected || msgOpcode != Frame.OP_WRITE || msgOffset == 0
-            || offset != msgOffset || Frame.length(h) != msgLength || (long) offset + n > msgLength
-            || Frame.key(h) != msgKey || Frame.address(h) != msgAddress + offset) {
+        if (placed < PLACE_MIN || Frame.seq(h) != reqExpected || opcode != msgOpcode || msgOffset == 0
+            || offset != msgOffset || Frame.length(h) != msgLength || (long) offset + n > msgLength) {
             return 0;
         }
-        if (nic.resolveRemote(qp, msgKey, Frame.address(h), n, Access.REMOTE_WRITE, false) != 0) {
-            return 0; // refused as usual, with its error, once received
+        if (opcode == Frame.OP_SEND) {
+            if (Frame.msgId(h) != expectedMsgId || consume == queue.tail) {
+                return 0;
+            }
+            final RecvWr r = queue.at(consume);
+            return msgLength <= r.segments.total && r.segments.stillValid()
+                && r.segments.lendPlace(target, offset, placed) ? placed : 0;
+        }
+        if (opcode != Frame.OP_WRITE || Frame.key(h) != msgKey || Frame.address(h) != msgAddress + offset
+            || nic.resolveRemote(qp, msgKey, Frame.address(h), n, Access.REMOTE_WRITE, false) != 0) {
+            return 0; // a refused write is refused as usual, with its error, once received
         }
         nic.remoteRegion.addTo(target, nic.remoteOffset, placed);
         return placed;

@@ -90,6 +90,28 @@ public final class Scatter {
         }
     }
 
+    /**
+     * Lends the memory of bytes [at, at + length) of the message to a gather list, for a receive straight into place,
+     * if one piece holds them all. Raises nothing.
+     *
+     * @return whether one piece holds them (and was lent)
+     */
+    public boolean lendPlace(final FrameGather target, final long at, final int length) {
+        long skip = at;
+        for (int i = 0; i < count; i++) {
+            if (skip >= lengths[i]) {
+                skip -= lengths[i];
+                continue;
+            }
+            if (lengths[i] - skip < length) {
+                return false;
+            }
+            regions[i].addTo(target, offsets[i] + skip, length);
+            return true;
+        }
+        return false;
+    }
+
     public static void copyLastByteLast(final MemorySegment src, final long srcOffset, final MemorySegment dst,
                                  final long dstOffset, final int n) {
         if (n <= 0) {

@@ -752,29 +752,38 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
         }
     }
 
-    /** A long write is arriving over a link that can receive it into place (only the UDP link asks). */
+    /**
+     * A long send, write or read response is arriving over a link that can receive it into place (only the UDP link
+     * asks).
+     */
     @Override
     public boolean placing() {
         return placeHint;
     }
 
     /**
-     * Where the payload of a peeked datagram goes, if it is the next fragment of a long write on a plain (not
-     * sealed) connected queue pair from its own peer: see {@link io.jdet.internal.protocol.Responder#placeable}.
+     * Where the payload of a peeked datagram goes, if it is the next fragment of a long send, write or read response
+     * on a plain (not sealed) connected queue pair from its own peer: see
+     * {@link io.jdet.internal.protocol.Responder#placeable} and {@link io.jdet.internal.protocol.Requester#placeable}.
      * Otherwise 0, and after {@link #PLACE_MISSES} such answers in a row the link stops looking until the next long
-     * write. Engine lock held; changes no state but the hint's.
+     * message. Engine lock held; changes no state but the hint's.
      */
     @Override
     public int placement(final MemorySegment h, final int length, final long peer, final FrameGather target) {
         int placed = 0;
         if (fatalCause == null && !closed && Frame.magic(h) == Frame.MAGIC && Frame.version(h) == Frame.VERSION
-            && Frame.opcode(h) == Frame.OP_WRITE && (Frame.flags(h) & ~Frame.ALL_FLAGS) == 0
+            && (Frame.flags(h) & ~Frame.ALL_FLAGS) == 0
             && (Frame.flags(h) & Frame.FLAG_PROTECTED) == 0 && Frame.wireLength(h, 0) == length) {
             final int dst = Frame.dstQp(h);
             if (qpTable.lookup(dst) instanceof QpImpl qp && qp.number == dst && !qp.destroyed
                 && qp.state == QpState.CONNECTED && qp.seal == null && peer == qp.remotePeer
                 && Frame.srcQp(h) == qp.remoteQpNum) {
-                placed = qp.responder.placeable(h, target);
+                final int opcode = Frame.opcode(h);
+                if (opcode == Frame.OP_WRITE || opcode == Frame.OP_SEND) {
+                    placed = qp.responder.placeable(h, target);
+                } else if (opcode == Frame.OP_READ_RESP) {
+                    placed = qp.requester.placeable(h, target);
+                }
             }
         }
         if (placed > 0) {

@@ -15,12 +15,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Long RDMA writes over UDP are received straight into their target (one copy per byte, the kernel's), and stay
- * exact: every byte in place, the immediate delivered, through loss, duplication, reordering and corruption; a
- * sealed connection never places (its frames are opened before any byte is touched).
+ * Long RDMA writes, sends and read responses over UDP are received straight into their target (one copy per byte,
+ * the kernel's), and stay exact: every byte in place, the immediate delivered, into several pieces too, through loss,
+ * duplication, reordering and corruption; a sealed connection never places (its frames are opened before any byte
+ * is touched).
  */
 @Timeout(120)
-class PlacedWritesTest {
+class PlacedMessagesTest {
     private static final int MIB = 1 << 20;
     private static final int BUFFER = 8 * MIB;
     private static final int SERVICE = 0x91A;
@@ -70,6 +71,71 @@ class PlacedWritesTest {
         }
     }
 
+    /** Sends {@code count} messages of {@code length} random bytes from A into receives of {@code pieces} at B. */
+    private static void sendAndCheck(final Loopback pair, final int count, final int length, final int pieces,
+                                     final long seed) {
+        final SplittableRandom random = new SplittableRandom(seed);
+        for (int k = 0; k < count; k++) {
+            final MemorySegment src = pair.bufA.asSlice(0, length);
+            fill(src, random);
+            final DataSegment[] into = new DataSegment[pieces];
+            final int piece = length / pieces + 1;
+            for (int i = 0; i < pieces; i++) {
+                into[i] = Loopback.sge(pair.mrB, 1000 + (long) i * (piece + 4096), piece)[0]; // gaps between pieces
+            }
+            pair.qpB.recv(200 + k, into, pieces);
+            pair.qpA.send(k, Loopback.sge(pair.mrA, 0, length), 1, 0, 0);
+            Tests.expectSuccess(pair.cqA, 1);
+            final WorkCompletion arrived = Tests.expectSuccess(pair.cqB, 1).get(0);
+            assertEquals(WcType.RECV, arrived.type());
+            assertEquals(length, arrived.length());
+            for (int i = 0, at = 0; at < length; i++) {
+                final int n = Math.min(piece, length - at);
+                assertEquals(-1L, src.asSlice(at, n).mismatch(pair.bufB.asSlice(1000 + (long) i * (piece + 4096), n)),
+                    "send " + k + ", piece " + i + " arrived whole");
+                at += n;
+            }
+        }
+    }
+
+    /** Reads {@code count} messages of {@code length} random bytes of B into A, the read's memory in two pieces. */
+    private static void readAndCheck(final Loopback pair, final int count, final int length, final long seed) {
+        final SplittableRandom random = new SplittableRandom(seed);
+        for (int k = 0; k < count; k++) {
+            final long from = (long) random.nextInt(BUFFER / 2 - length + 1);
+            fill(pair.bufB.asSlice(from, length), random);
+            final int first = length / 2 + random.nextInt(1000);
+            final DataSegment[] into = {Loopback.sge(pair.mrA, 0, first)[0],
+                Loopback.sge(pair.mrA, first + 8192L, length - first)[0]};
+            pair.qpA.read(300 + k, into, 2, pair.mrB.address() + from, pair.mrB.rKey(), 0);
+            assertEquals(WcType.RDMA_READ, Tests.expectSuccess(pair.cqA, 1).get(0).type());
+            assertEquals(-1L, pair.bufB.asSlice(from, first).mismatch(pair.bufA.asSlice(0, first)), "read " + k);
+            assertEquals(-1L, pair.bufB.asSlice(from + first, length - first)
+                .mismatch(pair.bufA.asSlice(first + 8192L, length - first)), "read " + k + ", second piece");
+        }
+    }
+
+    @Test
+    void shouldPlaceTheFragmentsOfLongReadResponsesExactly() {
+        try (Loopback pair = pair(new Configuration(), true)) {
+            readAndCheck(pair, 8, 2 * MIB + 99, 31);
+            assertTrue(counter(pair.nicA, "link.rx.placed") > 0, "response fragments were placed");
+            assertEquals(0, counter(pair.nicA, Tests.ENGINE_ERRORS));
+        }
+    }
+
+    @Test
+    void shouldPlaceTheFragmentsOfLongSendsExactly() {
+        try (Loopback pair = pair(new Configuration(), true)) {
+            sendAndCheck(pair, 8, MIB, 1, 21);
+            final long placedIntoOnePiece = counter(pair.nicB, "link.rx.placed");
+            assertTrue(placedIntoOnePiece > 0, "fragments of sends were placed");
+            sendAndCheck(pair, 8, 2 * MIB + 777, 3, 22); // fragments across a piece's end are copied
+            assertTrue(counter(pair.nicB, "link.rx.placed") > placedIntoOnePiece);
+            assertEquals(0, counter(pair.nicB, Tests.ENGINE_ERRORS));
+        }
+    }
+
     @Test
     void shouldDeliverTheImmediateOfAPlacedWrite() {
         try (Loopback pair = pair(new Configuration(), true)) {
@@ -100,6 +166,9 @@ class PlacedWritesTest {
         try (Loopback pair = pair(faults, true)) {
             writeAndCheck(pair, 16, MIB, 5);
             writeAndCheck(pair, 4, 4 * MIB - 1, 6);
+            sendAndCheck(pair, 8, MIB + 5, 2, 8);
+            readAndCheck(pair, 8, MIB + 3, 9);
+            assertTrue(counter(pair.nicA, "link.rx.placed") > 0, "response fragments were placed under faults too");
             assertTrue(counter(pair.nicB, "link.rx.placed") > 0, "fragments were placed under faults too");
             assertTrue(counter(pair.nicB, "link.rx.bad_crc") > 0, "corrupted frames were dropped");
             assertEquals(0, counter(pair.nicB, Tests.ENGINE_ERRORS));
