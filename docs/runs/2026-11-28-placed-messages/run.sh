@@ -1,6 +1,6 @@
 #!/bin/bash
-# Long RDMA writes over UDP received straight into place (UdpPlacement): the jar before ($BEFORE, main at
-# 3493175 plus the perf tool's collective fixes) and after ($AFTER), alternating, two rounds: bw-write against the
+# Long sends, RDMA writes and read responses over UDP received straight into place (UdpPlacement): the jar before ($BEFORE, main at
+# 3493175 plus the perf tool's collective fixes) and after ($AFTER), alternating, two rounds: bandwidth against the
 # raw UDP stream of the same run, then 1 MiB collectives (their rendezvous writes are long writes) with a thread per
 # member, 4 ranks. docs/PERFORMANCE.md, "2026-11-28, evening". Build the after jar first:
 # ./mvnw -B -q -o -pl jdet-core,jdet-perf -am package -DskipTests
@@ -12,7 +12,7 @@ for round in 1 2; do
   for which in before after; do
     jar=$BEFORE; [ $which = after ] && jar=$AFTER
     f=$OUT/bw-$which-$round.txt; stamp "$jar" > $f
-    java --enable-native-access=ALL-UNNAMED -jar $jar perf --tests bw-write --sizes 64K,1M,4M -D 2 --baselines udp -q >> $f 2>&1
+    java --enable-native-access=ALL-UNNAMED -jar $jar perf --tests bw-send,bw-write,bw-read --sizes 64K,1M,4M -D 2 --baselines udp -q >> $f 2>&1
   done
 done
 for round in 1 2; do
