@@ -66,6 +66,9 @@ class PlacedMessagesTest {
             writeAndCheck(pair, 12, MIB, 1);
             writeAndCheck(pair, 6, 3 * MIB + 12_345, 2);
             writeAndCheck(pair, 20, 20_000, 3); // short: not placed, still exact
+            final long placed = counter(pair.nicB, "link.rx.placed");
+            writeAndCheck(pair, 20, 65_536, 4); // a write's first fragment names its own target: never placed
+            assertEquals(placed, counter(pair.nicB, "link.rx.placed"));
             assertTrue(counter(pair.nicB, "link.rx.placed") > 0, "some fragments were placed");
             assertEquals(0, counter(pair.nicB, Tests.ENGINE_ERRORS));
         }
@@ -98,16 +101,20 @@ class PlacedMessagesTest {
         }
     }
 
-    /** Reads {@code count} messages of {@code length} random bytes of B into A, the read's memory in two pieces. */
-    private static void readAndCheck(final Loopback pair, final int count, final int length, final long seed) {
+    /**
+     * Reads {@code count} messages of {@code length} random bytes of B into A, the read's memory in one piece or
+     * two.
+     */
+    private static void readAndCheck(final Loopback pair, final int count, final int length, final boolean split,
+                                     final long seed) {
         final SplittableRandom random = new SplittableRandom(seed);
         for (int k = 0; k < count; k++) {
             final long from = (long) random.nextInt(BUFFER / 2 - length + 1);
             fill(pair.bufB.asSlice(from, length), random);
-            final int first = length / 2 + random.nextInt(1000);
+            final int first = split ? length / 2 + random.nextInt(1000) : length;
             final DataSegment[] into = {Loopback.sge(pair.mrA, 0, first)[0],
                 Loopback.sge(pair.mrA, first + 8192L, length - first)[0]};
-            pair.qpA.read(300 + k, into, 2, pair.mrB.address() + from, pair.mrB.rKey(), 0);
+            pair.qpA.read(300 + k, into, split ? 2 : 1, pair.mrB.address() + from, pair.mrB.rKey(), 0);
             assertEquals(WcType.RDMA_READ, Tests.expectSuccess(pair.cqA, 1).get(0).type());
             assertEquals(-1L, pair.bufB.asSlice(from, first).mismatch(pair.bufA.asSlice(0, first)), "read " + k);
             assertEquals(-1L, pair.bufB.asSlice(from + first, length - first)
@@ -118,8 +125,12 @@ class PlacedMessagesTest {
     @Test
     void shouldPlaceTheFragmentsOfLongReadResponsesExactly() {
         try (Loopback pair = pair(new Configuration(), true)) {
-            readAndCheck(pair, 8, 2 * MIB + 99, 31);
-            assertTrue(counter(pair.nicA, "link.rx.placed") > 0, "response fragments were placed");
+            readAndCheck(pair, 8, 2 * MIB + 99, true, 31);
+            final long placed = counter(pair.nicA, "link.rx.placed");
+            assertTrue(placed > 0, "response fragments were placed");
+            readAndCheck(pair, 20, 262_144, false, 32);
+            assertTrue(counter(pair.nicA, "link.rx.placed") >= placed + 70,
+                "first fragments too (4 placed a read with them, at most 3 without)");
             assertEquals(0, counter(pair.nicA, Tests.ENGINE_ERRORS));
         }
     }
@@ -131,7 +142,15 @@ class PlacedMessagesTest {
             final long placedIntoOnePiece = counter(pair.nicB, "link.rx.placed");
             assertTrue(placedIntoOnePiece > 0, "fragments of sends were placed");
             sendAndCheck(pair, 8, 2 * MIB + 777, 3, 22); // fragments across a piece's end are copied
-            assertTrue(counter(pair.nicB, "link.rx.placed") > placedIntoOnePiece);
+            final long placedIntoPieces = counter(pair.nicB, "link.rx.placed");
+            assertTrue(placedIntoPieces > placedIntoOnePiece);
+            // 256 KiB: three full frames and a short one, the first fragment placed into the receive it consumes too
+            sendAndCheck(pair, 20, 262_144, 1, 23);
+            assertTrue(counter(pair.nicB, "link.rx.placed") >= placedIntoPieces + 70,
+                "first fragments too (4 placed a send with them, at most 3 without)");
+            final long placedLong = counter(pair.nicB, "link.rx.placed");
+            sendAndCheck(pair, 20, 65_536, 1, 24); // a full frame and a short one: neither is placed
+            assertEquals(placedLong, counter(pair.nicB, "link.rx.placed"));
             assertEquals(0, counter(pair.nicB, Tests.ENGINE_ERRORS));
         }
     }
@@ -167,7 +186,9 @@ class PlacedMessagesTest {
             writeAndCheck(pair, 16, MIB, 5);
             writeAndCheck(pair, 4, 4 * MIB - 1, 6);
             sendAndCheck(pair, 8, MIB + 5, 2, 8);
-            readAndCheck(pair, 8, MIB + 3, 9);
+            sendAndCheck(pair, 16, 65_536, 1, 10);
+            readAndCheck(pair, 8, MIB + 3, true, 9);
+            readAndCheck(pair, 16, 65_536, false, 12);
             assertTrue(counter(pair.nicA, "link.rx.placed") > 0, "response fragments were placed under faults too");
             assertTrue(counter(pair.nicB, "link.rx.placed") > 0, "fragments were placed under faults too");
             assertTrue(counter(pair.nicB, "link.rx.bad_crc") > 0, "corrupted frames were dropped");

@@ -48,9 +48,9 @@ public abstract class ProtocolNic {
     /** Of {@link #rxApart}: payload bytes the link received straight into their target ({@link #placed}). */
     private int rxPlaced;
     /**
-     * A long send or write is arriving (the responder accepted a fragment with more than a placement's worth to follow):
-     * the link may receive the next fragments straight into place ({@code FrameHandler#placing}). Cleared after
-     * {@link #PLACE_MISSES} looks in a row at datagrams not to place (a write's short last fragment and the next
+     * A long send, write or read response is arriving (a fragment was accepted with more than a placement's worth
+     * to follow): the link may receive the next fragments straight into place ({@code FrameHandler#placing}). Cleared
+     * after {@link #PLACE_MISSES} looks in a row at datagrams not to place (a message's short last fragment and a
      * write's first are two).
      */
     protected boolean placeHint;

@@ -631,9 +631,12 @@ public final class Requester implements OrderedStream {
     /**
      * How many payload bytes of a read response, whose header alone was received, may go straight into the read's
      * local memory before the frame is received and its CRC checked (as {@link Responder#placeable} for requests):
-     * only the next in-order response fragment of an outstanding read whose first fragment this side accepted,
-     * starting where that one ended, all but its last {@link Responder#PLACE_TAIL} bytes, at least
-     * {@link Responder#PLACE_MIN} of them, held by one piece of the read's memory. Changes no state. Raises nothing.
+     * only the next in-order response fragment of an outstanding read (the first too, if at least a placement's
+     * worth follows it: the read's memory is this side's, not named by the header), starting where the last one
+     * ended and ending within the read, all but its
+     * last {@link Responder#PLACE_TAIL} bytes, at least {@link Responder#PLACE_MIN} of them, held by one piece of the
+     * read's memory. A corrupted header can only name another outstanding read, whose memory holds nothing defined
+     * until it completes. Changes no state. Raises nothing.
      *
      * @param h      the frame's header (its CRC unchecked)
      * @param target where the placed bytes go
@@ -648,8 +651,9 @@ public final class Requester implements OrderedStream {
         final int d = Frame.msgId(h) - (int) completeIdx;
         final SendWr w = d >= 0 && completeIdx + d < admitIdx ? queue.at(completeIdx + d) : null;
         if (w == null || w.ordinal != completeIdx + d || w.state != SendWr.ACTIVE || w.kind != SendWr.KIND_READ
-            || w.bytesReceived == 0 || Frame.offset(h) != w.bytesReceived
-            || (long) w.bytesReceived + n > w.segments.total || !w.segments.stillValid()) {
+            || after(w.startSeq, highestSent) || Frame.offset(h) != w.bytesReceived
+            || (long) w.bytesReceived + n > w.segments.total || !w.segments.stillValid()
+            || w.bytesReceived == 0 && w.segments.total - n < Responder.PLACE_MIN + Responder.PLACE_TAIL) {
             return 0;
         }
         return w.segments.lendPlace(target, w.bytesReceived, placed) ? placed : 0;

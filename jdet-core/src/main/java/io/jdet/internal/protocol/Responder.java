@@ -375,12 +375,14 @@ public final class Responder implements OrderedStream {
     /**
      * How many payload bytes of a frame, whose header alone was received, may go straight into their target before
      * the frame is received and its CRC checked ({@code FrameHandler#placement}), and where: only the next in-order
-     * fragment of a send or write whose first fragment this side accepted (a write's with its whole range checked, a
-     * send's into the receive it consumes), repeating its opcode, length and message id, a write's key and address
-     * too; every byte but the last {@link #PLACE_TAIL}, and only a fragment of at least {@link #PLACE_MIN}, whose
-     * bytes one piece of the target holds. So a header corrupted on the way places bytes only inside that message's
-     * target, where the true fragment goes; the CRC decides after whether it counts. Changes no state. Raises
-     * nothing.
+     * fragment of a send, into the receive it consumes (the first fragment too, if at least a placement's worth
+     * follows it: where a send's bytes go is this side's choice, not the header's), or of a write whose first
+     * fragment this side accepted with its whole range,
+     * repeating its key, length and address; a fragment that starts where the last ended and ends within its
+     * message, with the message's id; every byte but the last {@link #PLACE_TAIL}, at least {@link #PLACE_MIN} of
+     * them, held by one piece of the target. So a header corrupted on the way places bytes only into memory of a
+     * message that has not completed, where the true fragment goes; the CRC decides after whether it counts.
+     * Changes no state. Raises nothing.
      *
      * @param h      the frame's header (its CRC unchecked)
      * @param target where the placed bytes go: the target region lends them
@@ -390,22 +392,27 @@ public final class Responder implements OrderedStream {
         final int opcode = Frame.opcode(h);
         final int offset = Frame.offset(h);
         final int n = Frame.payloadLength(h);
+        final int total = Frame.length(h);
         final int placed = n - PLACE_TAIL;
-        if (placed < PLACE_MIN || Frame.seq(h) != reqExpected || opcode != msgOpcode || msgOffset == 0
-            || offset != msgOffset || Frame.length(h) != msgLength || (long) offset + n > msgLength) {
+        if (placed < PLACE_MIN || Frame.seq(h) != reqExpected || offset != msgOffset || total < 0
+            || (long) offset + n > total || msgOffset != 0 && (opcode != msgOpcode || total != msgLength)) {
             return 0;
         }
         if (opcode == Frame.OP_SEND) {
-            if (Frame.msgId(h) != expectedMsgId || consume == queue.tail) {
+            // a first fragment only of a long send: one of 64 KiB (a full frame and a short one) costs two looks and
+            // two receives for one copy saved, about what the copy costs
+            if (Frame.msgId(h) != expectedMsgId || consume == queue.tail
+                || offset == 0 && total - n < PLACE_MIN + PLACE_TAIL) {
                 return 0;
             }
             final RecvWr r = queue.at(consume);
-            return msgLength <= r.segments.total && r.segments.stillValid()
+            return total <= r.segments.total && r.segments.stillValid()
                 && r.segments.lendPlace(target, offset, placed) ? placed : 0;
         }
-        if (opcode != Frame.OP_WRITE || Frame.key(h) != msgKey || Frame.address(h) != msgAddress + offset
+        if (opcode != Frame.OP_WRITE || msgOffset == 0 || Frame.key(h) != msgKey
+            || Frame.address(h) != msgAddress + offset
             || nic.resolveRemote(qp, msgKey, Frame.address(h), n, Access.REMOTE_WRITE, false) != 0) {
-            return 0; // a refused write is refused as usual, with its error, once received
+            return 0; // a write's first fragment names its own target: never placed; a refused one fails as usual
         }
         nic.remoteRegion.addTo(target, nic.remoteOffset, placed);
         return placed;
