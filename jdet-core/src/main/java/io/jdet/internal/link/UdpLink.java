@@ -54,7 +54,7 @@ public final class UdpLink implements Link {
 
     /** The transmit batch: staging, gathering and {@code sendmmsg}. */
     private final UdpTx tx;
-    /** Receives the fragments of a long write straight into their targets. */
+    /** Receives the fragments of long sends, writes and read responses straight into their targets. */
     private final UdpPlacement placement;
     /** Batches open ({@link #cork} depth): frames are staged while it is positive. */
     private int corked;
@@ -148,7 +148,7 @@ public final class UdpLink implements Link {
         }
         this.fd = socket;
         this.tx = new UdpTx(arena, socket, mtu);
-        this.placement = new UdpPlacement(arena, socket, mtu);
+        this.placement = new UdpPlacement(arena, socket);
         this.wait = waits;
         waits.watch(socket);
         this.address = "udp:" + UdpAddress.format(localIp) + ":" + localPort;
@@ -295,8 +295,8 @@ public final class UdpLink implements Link {
     public int receive(final FrameHandler handler, final int max) {
         int taken = 0;
         while (taken < max && handler.placing()) {
-            // A long write arrives: each fragment straight into its target. A datagram not placed is received
-            // alone, the usual way: if it starts the next long write, placing goes on with that one's fragments.
+            // A long message arrives: each fragment straight into its target. A datagram not placed is received
+            // alone, the usual way: if it starts the next long message, placing goes on with that one's fragments.
             final int outcome = placement.receive(handler);
             if (outcome == UdpPlacement.NONE) {
                 return taken;

@@ -10,23 +10,24 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 
 /**
- * The UDP link's receive straight into place: one copy per byte of a long RDMA write, the kernel's, instead of two
- * (the kernel's into a receive buffer, then the engine's into the target).
+ * The UDP link's receive straight into place: one copy per byte of a long send, RDMA write or read response, the
+ * kernel's, instead of two (the kernel's into a receive buffer, then the engine's into the target).
  *
- * <p>While the engine expects the next fragment of a long write ({@link FrameHandler#placing}), each receive first
+ * <p>While the engine expects the next fragment of a long message ({@link FrameHandler#placing}), each receive first
  * looks at the next datagram's header ({@code MSG_PEEK}, which copies no more than the header) and asks the engine
- * where its payload goes ({@link FrameHandler#placement}). The engine names a target only for the fragment that
- * continues the write in every field, in a range its first frame already checked whole, so a header corrupted on
- * the way can place bytes only where the true fragment would. The datagram is then received in three pieces: the
+ * where its payload goes ({@link FrameHandler#placement}). The engine names a target only where the true fragment
+ * would go whatever the header's corruption: a write's continuation in a range its first frame already checked
+ * whole, the receive a send consumes, a read's own memory. The datagram is then received in three pieces: the
  * header into scratch, the payload's first bytes into the target (registered memory, kept alive through the call as
  * {@link UdpTx} keeps what it sends), and the payload's last bytes into scratch after the header. Then the frame's
  * CRC is checked over the three; a frame that fails it is dropped as any other, and the sender resends it over the
- * same bytes (a write's target holds no defined value until the write completes). The engine copies the last bytes
- * itself, last, so that a reader polling the last byte of a write still finds the rest in place before it.
+ * same bytes (a message's target holds no defined value until the message completes). The engine copies the last
+ * bytes itself, last, so that a reader polling the last byte of a write still finds the rest in place before it.
  *
- * <p>A datagram the engine does not place (anything but such a fragment) is left queued for the usual batched
- * receive, and the engine stops looking until its next long write; each look costs one system call, paid only while
- * a long write arrives. Called by the holder of the NIC's engine lock only. Allocation free.
+ * <p>A datagram the engine does not place (anything but such a fragment) is left queued and received alone, the usual
+ * way; after a few such looks in a row the engine stops looking until its next long message. Each look costs one
+ * system call, paid only while a long message whose fragments can be placed arrives. Called by the holder of the
+ * NIC's engine lock only. Allocation free.
  */
 final class UdpPlacement {
     /** Received by {@link #receive}: a datagram, placed or dropped. */
@@ -37,7 +38,10 @@ final class UdpPlacement {
     static final int NOT_PLACED = -1;
 
     private final int fd;
-    /** The header, then the payload's last bytes: room for any frame. */
+    /**
+     * The header, then the payload's last bytes: room for any datagram, since a peer whose MTU is larger than this
+     * link's sends longer frames (as the usual receive takes them, into buffers of 64 KiB).
+     */
     private final MemorySegment frame;
     private final ByteBuffer frameView;
     private final MemorySegment name;
@@ -49,9 +53,9 @@ final class UdpPlacement {
     long badCrc;
     long mismatched;
 
-    UdpPlacement(final Arena arena, final int fd, final int mtu) {
+    UdpPlacement(final Arena arena, final int fd) {
         this.fd = fd;
-        this.frame = arena.allocate(Frame.HEADER_LENGTH + (long) mtu, 64);
+        this.frame = arena.allocate(UdpAddress.MAX_UDP_PAYLOAD, 64);
         this.frameView = frame.asByteBuffer();
         this.name = arena.allocate(Posix.SOCKADDR_IN_SIZE, 8);
         this.msg = arena.allocate(Posix.MSGHDR_SIZE, 8);
@@ -107,6 +111,9 @@ final class UdpPlacement {
             return NOT_PLACED; // the region's arena was closed: the usual receive takes it, the engine finds it gone
         }
         try {
+            if (got < 0) {
+                return NOT_PLACED; // the call failed (a signal, say): the datagram is still queued, taken as usual
+            }
             if (got != length || name.get(Posix.NET_INT, Posix.SIN_ADDR) != ip
                 || (name.get(Posix.NET_SHORT, Posix.SIN_PORT) & 0xFFFF) != port) {
                 mismatched++; // not the datagram looked at: this link is its socket's only reader, so never seen

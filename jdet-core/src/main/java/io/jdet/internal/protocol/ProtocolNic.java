@@ -48,10 +48,10 @@ public abstract class ProtocolNic {
     /** Of {@link #rxApart}: payload bytes the link received straight into their target ({@link #placed}). */
     private int rxPlaced;
     /**
-     * A long send, write or read response is arriving (a fragment was accepted with more than a placement's worth
-     * to follow): the link may receive the next fragments straight into place ({@code FrameHandler#placing}). Cleared
-     * after {@link #PLACE_MISSES} looks in a row at datagrams not to place (a message's short last fragment and a
-     * write's first are two).
+     * A long send, write or read response is arriving whose next fragment can be received straight into place
+     * ({@code Responder#nextPlaceable}): the link looks at each datagram's header ({@code FrameHandler#placing}).
+     * Cleared after {@link #PLACE_MISSES} looks in a row at datagrams not to place (a message's short last fragment
+     * and a write's first are two).
      */
     protected boolean placeHint;
     /** Looks in a row that found no fragment to place. */

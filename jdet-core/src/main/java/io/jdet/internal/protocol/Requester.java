@@ -708,7 +708,7 @@ public final class Requester implements OrderedStream {
             w.segments.place(nic.payload(f), nic.payloadOffset(f), offset + placed, n - placed);
             if (!last) {
                 w.bytesReceived = (int) end;
-                if (w.segments.total - end >= Responder.PLACE_MIN + Responder.PLACE_TAIL) {
+                if (Responder.nextPlaceable(f, w.segments, end, n, w.segments.total)) {
                     nic.longMessageContinues();
                 }
                 return qp.connected();

@@ -286,7 +286,7 @@ public final class Responder implements OrderedStream {
         r.segments.place(nic.payload(f), nic.payloadOffset(f), offset + placed, n - placed);
         if (!last) {
             nextFragment(Frame.OP_SEND, offset + n, total);
-            if (total - (offset + n) >= PLACE_MIN + PLACE_TAIL) {
+            if (nextPlaceable(f, r.segments, offset + n, n, total)) {
                 nic.longMessageContinues();
             }
             return OK;
@@ -356,7 +356,7 @@ public final class Responder implements OrderedStream {
             nextFragment(Frame.OP_WRITE, offset + n, total);
             msgKey = Frame.key(f);
             msgAddress = Frame.address(f) - offset;
-            if (total - (offset + n) >= PLACE_MIN + PLACE_TAIL) {
+            if (nextPlaceable(f, null, offset + n, n, total)) {
                 nic.longMessageContinues();
             }
             return OK;
@@ -416,6 +416,29 @@ public final class Responder implements OrderedStream {
         }
         nic.remoteRegion.addTo(target, nic.remoteOffset, placed);
         return placed;
+    }
+
+    /**
+     * Whether the fragment after {@code f}, which ended at {@code end}, can be received into place
+     * ({@link #placeable}), so that the link should look at each datagram's header for it
+     * ({@code ProtocolNic#longMessageContinues}). A protected connection never places; otherwise a sender fills
+     * every fragment but the last as it filled this one, so the next one carries {@code n} bytes or what is left, and
+     * it places only if that leaves {@link #PLACE_MIN} bytes besides its tail and, for a scatter list, one piece
+     * holds them. Where none can (a sealed connection, a link whose MTU is an Ethernet's 1500 bytes, a target of
+     * short pieces), each look would cost a system call and the batched receive for nothing. Raises nothing.
+     *
+     * @param f      the fragment just accepted (opened, if it came protected)
+     * @param target the message's scatter list, or null for a write's contiguous range
+     * @param end    where the next fragment starts in the message
+     * @param n      the payload of the fragment just accepted
+     * @param total  the message's length
+     * @return whether the next fragment can be placed
+     */
+    static boolean nextPlaceable(final MemorySegment f, final Scatter target, final long end, final int n,
+                                 final long total) {
+        final long next = Math.min(n, total - end);
+        return (Frame.flags(f) & Frame.FLAG_PROTECTED) == 0 && next >= PLACE_MIN + PLACE_TAIL
+            && (target == null || target.holds(end, (int) next - PLACE_TAIL));
     }
 
     /**

@@ -91,6 +91,25 @@ public final class Scatter {
     }
 
     /**
+     * Whether one piece holds all of bytes [at, at + length) of the message, as {@link #lendPlace} needs. Raises
+     * nothing.
+     *
+     * @param at     the first byte, from the message's start
+     * @param length the bytes
+     * @return true if one piece holds them
+     */
+    public boolean holds(final long at, final int length) {
+        long skip = at;
+        for (int i = 0; i < count; i++) {
+            if (skip < lengths[i]) {
+                return lengths[i] - skip >= length;
+            }
+            skip -= lengths[i];
+        }
+        return false;
+    }
+
+    /**
      * Lends the memory of bytes [at, at + length) of the message to a gather list, for a receive straight into place,
      * if one piece holds them all. Raises nothing.
      *

@@ -2,13 +2,16 @@ package io.jdet.internal.link;
 
 import io.jdet.internal.wire.FrameGather;
 import io.jdet.testing.Tests;
+import io.jdet.testing.VethPair;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -18,6 +21,7 @@ import static io.jdet.internal.link.LinkFrames.HEADER;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * The UDP link's receive into place: a datagram whose payload the handler places lands in the target but for the
@@ -166,6 +170,50 @@ class UdpPlacementTest {
             assertEquals(HEADER + PAYLOAD, handler.whole.get(1).length);
             assertEquals(1, handler.placedFrames.size());
             assertEquals(2, handler.placedFrames.get(0)[0]);
+        }
+    }
+
+    /**
+     * A receiver bound to an address of a 1500-byte MTU interface (frame limit 1472) hears a peer whose frames are
+     * longer (its own MTU is larger; here the kernel routes between two local addresses over loopback, as IP
+     * fragments and reassembles them between real hosts): the datagram is placed all the same, since only the header
+     * and the tail are received into scratch. Needs root (a veth pair); skipped without it.
+     */
+    @Test
+    void shouldPlaceADatagramLongerThanTheReceiversOwnFrameLimit() throws Exception {
+        try (VethPair veth = new VethPair(1500)) {
+            final String address = "198.18.216." + ((int) (ProcessHandle.current().pid() % 60) * 4 + 2);
+            ip("addr", "add", address + "/30", "dev", veth.b);
+            try (UdpLink sender = new UdpLink("udp:127.0.0.1"); UdpLink receiver = new UdpLink("udp:" + address);
+                 Arena arena = Arena.ofShared()) {
+                assertEquals(1472, receiver.mtu(), "the frame limit of a 1500-byte MTU");
+                final Placing handler = new Placing();
+                handler.target = arena.allocate(1 << 16, 64);
+                handler.targetView = handler.target.asByteBuffer();
+                final FrameGather payload = pattern(PAYLOAD, 5);
+                assertTrue(sender.send(sender.resolve(receiver.address()), LinkFrames.header(6, payload), HEADER,
+                    payload));
+                drain(receiver, handler, 1);
+
+                assertEquals(List.of(), handler.whole, "placed, not received whole");
+                assertEquals(List.of(PAYLOAD - TAIL), handler.placedCounts);
+                final byte[] expected = payload.segment(0).toArray(ValueLayout.JAVA_BYTE);
+                assertArrayEquals(java.util.Arrays.copyOf(expected, PAYLOAD - TAIL),
+                    handler.target.asSlice(0, PAYLOAD - TAIL).toArray(ValueLayout.JAVA_BYTE));
+                assertArrayEquals(java.util.Arrays.copyOfRange(expected, PAYLOAD - TAIL, PAYLOAD),
+                    java.util.Arrays.copyOfRange(handler.placedFrames.get(0), HEADER, HEADER + TAIL));
+            }
+        }
+    }
+
+    private static void ip(final String... args) throws IOException, InterruptedException {
+        final List<String> command = new ArrayList<>();
+        command.add("ip");
+        command.addAll(List.of(args));
+        final Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        final String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (p.waitFor() != 0) {
+            fail("ip " + String.join(" ", args) + ": " + out);
         }
     }
 

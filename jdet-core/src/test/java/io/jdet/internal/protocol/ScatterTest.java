@@ -179,6 +179,23 @@ class ScatterTest {
     }
 
     @Test
+    void holdsARangeExactlyWhereLendPlaceLendsIt() {
+        final Scatter s = scatter();
+        assertTrue(s.holds(0, 10));
+        assertFalse(s.holds(0, 11), "runs past a's piece");
+        assertTrue(s.holds(10, 20), "b's piece, after the empty one");
+        assertFalse(s.holds(29, 2), "across b's end");
+        assertTrue(s.holds(30, 5));
+        assertFalse(s.holds(35, 1), "past the message");
+        for (int at = 0; at <= 36; at++) {
+            for (int length = 1; length <= 36; length++) {
+                final FrameGather g = new FrameGather(1);
+                assertEquals(s.lendPlace(g, at, length), s.holds(at, length), at + "+" + length);
+            }
+        }
+    }
+
+    @Test
     void isValidOnlyWhileEveryRegionIsUsableWithItsKeyOfPostTime() {
         final Scatter s = scatter();
         assertTrue(s.stillValid());
