@@ -12,7 +12,7 @@ for round in 1 2; do
   for which in before after; do
     jar=$BEFORE; [ $which = after ] && jar=$AFTER
     f=$OUT/bw-$which-$round.txt; stamp "$jar" > $f
-    java --enable-native-access=ALL-UNNAMED -jar $jar perf --tests bw-send,bw-write,bw-read --sizes 64K,1M,4M -D 2 --baselines udp -q >> $f 2>&1
+    java --enable-native-access=ALL-UNNAMED -jar $jar perf --tests bw-send,bw-write,bw-read --sizes 64K,256K,1M,4M -D 2 --baselines udp -q >> $f 2>&1
   done
 done
 for round in 1 2; do
