@@ -633,10 +633,10 @@ public final class Requester implements OrderedStream {
      * local memory before the frame is received and its CRC checked (as {@link Responder#placeable} for requests):
      * only the next in-order response fragment of an outstanding read (the first too, if at least a placement's
      * worth follows it: the read's memory is this side's, not named by the header), starting where the last one
-     * ended and ending within the read, all but its
-     * last {@link Responder#PLACE_TAIL} bytes, at least {@link Responder#PLACE_MIN} of them, held by one piece of the
-     * read's memory. A corrupted header can only name another outstanding read, whose memory holds nothing defined
-     * until it completes. Changes no state. Raises nothing.
+     * ended and ending within the read, all but its last {@link Responder#PLACE_TAIL} bytes, at least
+     * {@link Responder#PLACE_MIN} of them, held by one piece of the read's memory. A corrupted header can only name
+     * another outstanding read, whose memory holds nothing defined until it completes. Changes no state. Raises
+     * nothing.
      *
      * @param h      the frame's header (its CRC unchecked)
      * @param target where the placed bytes go

@@ -377,12 +377,11 @@ public final class Responder implements OrderedStream {
      * the frame is received and its CRC checked ({@code FrameHandler#placement}), and where: only the next in-order
      * fragment of a send, into the receive it consumes (the first fragment too, if at least a placement's worth
      * follows it: where a send's bytes go is this side's choice, not the header's), or of a write whose first
-     * fragment this side accepted with its whole range,
-     * repeating its key, length and address; a fragment that starts where the last ended and ends within its
-     * message, with the message's id; every byte but the last {@link #PLACE_TAIL}, at least {@link #PLACE_MIN} of
-     * them, held by one piece of the target. So a header corrupted on the way places bytes only into memory of a
-     * message that has not completed, where the true fragment goes; the CRC decides after whether it counts.
-     * Changes no state. Raises nothing.
+     * fragment this side accepted with its whole range, repeating its key, length and address; a fragment that
+     * starts where the last ended and ends within its message, with the message's id; every byte but the last
+     * {@link #PLACE_TAIL}, at least {@link #PLACE_MIN} of them, held by one piece of the target. So a header
+     * corrupted on the way places bytes only into memory of a message that has not completed, where the true
+     * fragment goes; the CRC decides after whether it counts. Changes no state. Raises nothing.
      *
      * @param h      the frame's header (its CRC unchecked)
      * @param target where the placed bytes go: the target region lends them
