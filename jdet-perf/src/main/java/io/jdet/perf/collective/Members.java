@@ -64,7 +64,9 @@ final class Members implements AutoCloseable {
         // Asked once: the JVM answers with a system call (and may read the cgroup's files), once per operation
         // it cost a member about as much as a receive.
         yieldMask = p >= Runtime.getRuntime().availableProcessors() ? 0 : 63;
-        det = Det.open(config.jmx(false));
+        // Without JMX (the members' NICs are many and short-lived), unless -Djdet.jmx=true asks for them, so that
+        // `jdet stat` can read their counters during a run.
+        det = Det.open(config.jmx(Boolean.getBoolean(Configuration.JMX_PROP)));
         final EventQueue events = det.createEvent(null);
         nics = new Nic[p];
         pds = new ProtectionDomain[p];
