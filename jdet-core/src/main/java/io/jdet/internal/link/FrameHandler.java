@@ -47,8 +47,8 @@ public interface FrameHandler {
 
     /**
      * Whether the link should look at each datagram's header before it receives it, and ask {@link #placement}
-     * where its payload goes: true while a long RDMA write is arriving, so that only such traffic pays for the look
-     * (one more system call per datagram). Raises nothing.
+     * where its payload goes: true while a long send, RDMA write or read response is arriving whose next fragment can
+     * be placed, so that only such traffic pays for the look (one more system call per datagram). Raises nothing.
      *
      * @return true to look
      */
@@ -59,9 +59,10 @@ public interface FrameHandler {
     /**
      * Where the payload of a datagram that holds one frame may be received straight into its target, so that it is
      * copied once (by the kernel) instead of twice. The header is not checked by its CRC yet: the handler names a
-     * target only for a frame whose every field continues what it already accepted (the next fragment of a write
-     * whose whole range was checked), so that a corrupted header can only place bytes where the true frame would
-     * have, and the CRC, checked after, decides whether the frame counts. Changes no state. Raises nothing.
+     * target only where the true frame's bytes go whatever the header says (the next fragment of a write whose whole
+     * range was checked, the receive a send consumes, a read's own memory), so that a corrupted header can only place
+     * bytes into a message not yet complete, and the CRC, checked after, decides whether the frame counts. Changes no
+     * state. Raises nothing.
      *
      * @param header the datagram's first {@link io.jdet.internal.wire.Frame#HEADER_LENGTH} bytes
      * @param length the datagram's length

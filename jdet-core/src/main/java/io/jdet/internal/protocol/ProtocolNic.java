@@ -134,8 +134,8 @@ public abstract class ProtocolNic {
     }
 
     /**
-     * Notes that a long send or write is arriving, so that its next fragments may be received into place. Raises
-     * nothing.
+     * Notes that a long send, write or read response is arriving whose next fragment can be received into place.
+     * Raises nothing.
      */
     final void longMessageContinues() {
         placeHint = true;
