@@ -280,7 +280,8 @@ public final class Configuration implements Cloneable {
     }
 
     /**
-     * The most unacknowledged frames per stream.
+     * The most unacknowledged frames per stream; on a request stream four times as many while every frame beyond these
+     * is a send or write of at most 2 KiB, since the window bounds the bytes in flight.
      *
      * @return the most unacknowledged frames per stream
      */

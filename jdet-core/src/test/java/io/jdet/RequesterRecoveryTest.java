@@ -189,8 +189,9 @@ class RequesterRecoveryTest {
     @Test
     void shouldSendNoMoreThanTheWindowBeyondTheAcknowledgement() {
         try (HostileSetup s = new HostileSetup(noTimer().windowFrames(4))) {
+            // frames of more than 2 KiB: small ones may be four windows (SmallFrameWindowTest)
             for (int i = 0; i < 6; i++) {
-                s.qp().send(i, Loopback.sge(s.lo.mrA, 8L * i, 8), 1, 0, 0);
+                s.qp().send(i, Loopback.sge(s.lo.mrA, 4096L * i, 4096), 1, 0, 0);
             }
             final int first = s.peer.expect(Frame.OP_SEND).seq();
             s.peer.expect("the window's last", r -> r.opcode() == Frame.OP_SEND && r.seq() == first + 3);

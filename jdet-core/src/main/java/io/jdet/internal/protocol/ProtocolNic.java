@@ -27,6 +27,19 @@ public abstract class ProtocolNic {
     public final ReorderPool reorder;
     public final int maxPayload;
     public final int window;
+    /**
+     * The most unacknowledged frames of a request stream while those beyond {@link #window} are sends and writes of
+     * {@link #SMALL_FRAME} bytes or less: {@link #SMALL_WINDOW} windows. The window bounds the bytes in flight (a
+     * socket's buffer must hold them); 64 full frames hold as many bytes as about 2 000 small ones, yet 64 small
+     * frames in flight left a sender of small messages waiting for acks. Reads and atomics keep the window (their
+     * responses, not their requests, carry the bytes; a larger one measured slower reads on the fabric), and so does
+     * the response stream.
+     */
+    public final int smallWindow;
+    /** The most payload of a frame that counts as small for {@link #smallWindow}. */
+    public static final int SMALL_FRAME = 2048;
+    /** How many windows of small frames may be in flight. */
+    public static final int SMALL_WINDOW = 4;
     public final long minRtoNs;
     public final long maxRtoNs;
     public final long ackTimeoutNs;
@@ -79,6 +92,7 @@ public abstract class ProtocolNic {
         this.reorder = new ReorderPool(mtu, this);
         this.maxPayload = mtu - Frame.HEADER_LENGTH;
         this.window = c.windowFrames();
+        this.smallWindow = c.windowFrames() * SMALL_WINDOW;
         this.minRtoNs = TimeUnit.MICROSECONDS.toNanos(c.minRtoUs());
         this.maxRtoNs = TimeUnit.MICROSECONDS.toNanos(c.maxRtoUs());
         this.ackTimeoutNs = TimeUnit.MILLISECONDS.toNanos(c.ackTimeoutMs());

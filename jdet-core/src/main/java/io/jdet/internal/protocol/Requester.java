@@ -114,7 +114,7 @@ public final class Requester implements OrderedStream {
      * more than two windows behind the cumulative ack (RFC 5961's acceptable ACK range).
      */
     public boolean ackable(final int ack) {
-        return !after(ack, highestSent) && !after(lastAcked - 2 * nic.window, ack);
+        return !after(ack, highestSent) && !after(lastAcked - 2 * nic.smallWindow, ack);
     }
 
     /** Whether every posted work request has completed. */
@@ -192,7 +192,7 @@ public final class Requester implements OrderedStream {
                 }
                 continue;
             }
-            if (after(txSeq, lastAcked + nic.window)) {
+            if (after(txSeq, lastAcked + nic.smallWindow)) {
                 return;
             }
             if (!after(txSeq, highestSent) && scoreboard.isSacked(txSeq, lastAcked)) {
@@ -203,6 +203,10 @@ public final class Requester implements OrderedStream {
             while (!contains(w, txSeq)) {
                 txIdx++;
                 w = queue.at(txIdx);
+            }
+            if (after(txSeq, lastAcked + nic.window)
+                && (w.needsResponse() || w.segments.total > ProtocolNic.SMALL_FRAME)) {
+                return; // beyond the window only small sends and writes go (ProtocolNic#smallWindow)
             }
             if (!transmit(w, txSeq, !after(txSeq, highestSent), now)) {
                 nic.txBlocked = true;

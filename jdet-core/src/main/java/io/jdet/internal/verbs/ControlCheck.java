@@ -23,7 +23,7 @@ public final class ControlCheck {
             return true;
         }
         qp.nic.counters.controlInexact++;
-        if (Math.abs((long) (seq - expected)) <= qp.nic.window) { // in long: the int abs of MIN_VALUE is negative
+        if (Math.abs((long) (seq - expected)) <= qp.nic.smallWindow) { // long: the int abs of MIN_VALUE is negative
             qp.nic.challenge(qp);
         }
         return false;
