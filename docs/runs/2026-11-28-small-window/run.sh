@@ -1,5 +1,5 @@
 #!/bin/bash
-# Four windows of small frames in flight (ProtocolNic.smallWindow): the jar before ($BEFORE, main at 35da6a8) and
+# Four windows of small frames in flight (ProtocolNic.smallWindow): the jar before ($BEFORE, main at 35da6a8, the docs after the receive into place) and
 # after ($AFTER), alternating, two rounds, over UDP and the in-process fabric: small-message rates and latency, and
 # the bandwidth of large messages (which the change must leave alone). docs/PERFORMANCE.md, "2026-11-28, evening".
 # Build the after jar first: ./mvnw -B -q -o -pl jdet-core,jdet-perf -am package -DskipTests
