@@ -49,9 +49,7 @@ public final class FrameCrc {
         if (length < CRC_OFFSET + 4) {
             return false;
         }
-        final int expected = frame.get(LE_INT, CRC_OFFSET);
-        frame.set(LE_INT, CRC_OFFSET, 0);
-        crc.reset();
+        final int expected = begin(frame);
         update(view, 0, length);
         return (int) crc.getValue() == expected;
     }
@@ -72,15 +70,21 @@ public final class FrameCrc {
         if (headerLength < CRC_OFFSET + 4) {
             return false;
         }
-        final int expected = frame.get(LE_INT, CRC_OFFSET);
-        frame.set(LE_INT, CRC_OFFSET, 0);
-        crc.reset();
+        final int expected = begin(frame);
         update(view, 0, headerLength);
         for (int i = 0; i < placed.count(); i++) {
             update(placed.view(i), placed.offset(i), placed.length(i));
         }
         update(view, headerLength, tailLength);
         return (int) crc.getValue() == expected;
+    }
+
+    /** Takes a received frame's CRC out (zeroing the field, as when it was computed) and starts a new sum. */
+    private int begin(final MemorySegment frame) {
+        final int expected = frame.get(LE_INT, CRC_OFFSET);
+        frame.set(LE_INT, CRC_OFFSET, 0);
+        crc.reset();
+        return expected;
     }
 
     private void update(final ByteBuffer view, final long offset, final int length) {
