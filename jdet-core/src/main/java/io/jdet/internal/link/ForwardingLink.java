@@ -64,6 +64,11 @@ public abstract class ForwardingLink implements Link {
     }
 
     @Override
+    public void push() {
+        inner.push();
+    }
+
+    @Override
     public int receive(final FrameHandler handler, final int max) {
         return inner.receive(handler, max);
     }

@@ -97,6 +97,15 @@ public interface Link extends AutoCloseable {
     }
 
     /**
+     * Hands what a batch has staged to the carrier now, inside a batch too ({@link #cork}): for an acknowledgement
+     * that a sender whose window is full may be waiting for, which would otherwise leave only when the engine pass
+     * that is taking in a long run of that sender's frames ends. Links that send each frame at once do nothing.
+     * Raises nothing a send would not.
+     */
+    default void push() {
+    }
+
+    /**
      * Hands received frames, in arrival order, to the handler: those of up to {@code max} units the link carries
      * (a datagram, a ring slot), each of which may hold several frames.
      *

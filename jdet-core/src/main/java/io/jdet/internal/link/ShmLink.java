@@ -439,6 +439,13 @@ public final class ShmLink implements Link {
     }
 
     @Override
+    public void push() {
+        if (tx.frames > 0) {
+            publishStaged(); // a full ring keeps them staged: the next send, uncork or flush tries again
+        }
+    }
+
+    @Override
     public void flush() {
         if (tx.flushes()) {
             publishStaged();

@@ -278,6 +278,13 @@ public final class UdpLink implements Link {
     }
 
     @Override
+    public void push() {
+        if (tx.staged()) {
+            tx.send(); // what the kernel has no room for stays staged
+        }
+    }
+
+    @Override
     public void flush() {
         if (corked == 0 && !holding && tx.staged()) {
             tx.send();

@@ -49,19 +49,17 @@ public interface ProtocolQp extends Connection {
     void protocolError(EventCode event);
 
     /**
-     * An in-order sequenced frame was accepted: an acknowledgement is owed.
-     *
-     * @param now the current time
-     */
-    void frameReceived(long now);
-
-    /**
-     * An in-order sequenced frame was accepted; the sender may have asked for an immediate acknowledgement.
+     * An in-order sequenced frame was accepted; the sender may have asked for an immediate acknowledgement. A
+     * standalone ACK leaves at once after a quarter of the sender's window: {@code windowFrames / 4} frames, or four
+     * times as many small sends and writes, which the sender has four windows of (see {@link
+     * ProtocolNic#smallWindow}).
      *
      * @param now          the current time
      * @param ackRequested whether the frame carried FORCE_ACK
+     * @param small        whether it is a send or write of at most {@link ProtocolNic#SMALL_FRAME} bytes, of which
+     *                     the sender may have {@link ProtocolNic#smallWindow} in flight
      */
-    void frameReceived(long now, boolean ackRequested);
+    void frameReceived(long now, boolean ackRequested, boolean small);
 
     /** A completion queue overflowed: the queue pair fails. */
     void completionLost();

@@ -681,7 +681,8 @@ public final class Requester implements OrderedStream {
         lastResponseNs = now;
         // A response's last frame asks for its ack (FORCE_ACK): the responder holds its inbound entry, and an
         // atomic behind a read, until it comes (6.7).
-        qp.frameReceived(now, (Frame.flags(f) & Frame.FLAG_FORCE_ACK) != 0);
+        // The response stream keeps the window whatever its frames' size: each counts in full.
+        qp.frameReceived(now, (Frame.flags(f) & Frame.FLAG_FORCE_ACK) != 0, false);
         if (after(w.endSeq, lastAcked)) {
             // The peer runs requests in order: a response to this one acknowledges it and every earlier one.
             onAck(w.endSeq, 0, now);

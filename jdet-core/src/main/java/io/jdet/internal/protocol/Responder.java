@@ -232,7 +232,9 @@ public final class Responder implements OrderedStream {
         // sends acknowledges what it carries, and a send this side refused must not complete successfully at its
         // sender.
         if (outcome == OK) {
-            qp.frameReceived(now, (Frame.flags(f) & Frame.FLAG_FORCE_ACK) != 0);
+            qp.frameReceived(now, (Frame.flags(f) & Frame.FLAG_FORCE_ACK) != 0,
+                (opcode == Frame.OP_SEND || opcode == Frame.OP_WRITE)
+                    && Frame.payloadLength(f) <= ProtocolNic.SMALL_FRAME);
             return true;
         }
         if (outcome == RNR) {

@@ -103,7 +103,11 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
     private final TokenBucket challenges;
 
     final int mtu;
-    final int ackEvery;
+    /**
+     * When a standalone ACK leaves at once: a quarter of the sender's window, in units of {@code QpImpl}'s
+     * unacknowledged count ({@code windowFrames / 4} frames, or four times as many small sends and writes).
+     */
+    final int ackAfterUnits;
     final long ackDelayNs;
     private final long timerPeriodNs;
 
@@ -174,7 +178,7 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
         final io.jdet.Configuration c = device.configuration;
         this.mtu = link.mtu();
         this.sealFrames = link.checksummed();
-        this.ackEvery = Math.max(1, c.windowFrames() / 4);
+        this.ackAfterUnits = Math.max(1, c.windowFrames() / 4) * SMALL_WINDOW;
         this.ackDelayNs = TimeUnit.MICROSECONDS.toNanos(c.ackDelayUs());
         this.timerPeriodNs = TimeUnit.MICROSECONDS.toNanos(c.timerPeriodUs());
         this.cm = device.cmFactory.apply(this);

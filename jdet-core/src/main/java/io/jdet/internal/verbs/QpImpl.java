@@ -20,6 +20,7 @@ import io.jdet.WrFlags;
 import io.jdet.internal.protocol.FrameSeal;
 import io.jdet.internal.protocol.Isn;
 import io.jdet.internal.protocol.PeerValues;
+import io.jdet.internal.protocol.ProtocolNic;
 import io.jdet.internal.protocol.ProtocolQp;
 import io.jdet.internal.protocol.RecvWr;
 import io.jdet.internal.protocol.Requester;
@@ -55,8 +56,11 @@ public final class QpImpl implements QueuePair, ProtocolQp {
     /** The most payload bytes per frame: the NIC's, less a protected frame's trailer. */
     int maxPayload;
     String remoteAddress;
-    /** Acknowledgement owed to the peer: frames received since the last frame sent. */
-    int unackedFrames;
+    /**
+     * Acknowledgement owed to the peer: frames received since the last frame sent, each small send or write
+     * counting 1 and any other frame {@link ProtocolNic#SMALL_WINDOW} (see {@link NicImpl#ackAfterUnits}).
+     */
+    int unackedUnits;
     boolean ackPending;
     /** The owed acknowledgement was asked for (FORCE_ACK): it leaves at the next progress pass. */
     boolean ackRequested;
@@ -664,7 +668,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
         maxPayload = nic.maxPayload;
         errorCode = EventCode.QP_ERROR.code();
         ackPending = false;
-        unackedFrames = 0;
+        unackedUnits = 0;
         errorNakStatus = -1;
         localPsn = Isn.pair(); // a new incarnation: frames of the old one miss its sequence space
         remotePsn = 0;
@@ -855,23 +859,20 @@ public final class QpImpl implements QueuePair, ProtocolQp {
             || (io.jdet.internal.wire.Frame.key(f) & ~EventCode.REMOTE_BIT) != EventCode.INVALID_QP.code();
     }
 
-    /** Notes an in-order sequenced frame: an acknowledgement is owed within the delayed-ack time. */
-    @Override
-    public void frameReceived(final long now) {
-        frameReceived(now, false);
-    }
-
     /**
      * Notes an in-order sequenced frame. One flagged FORCE_ACK (the sender waits for it to complete a signaled
      * work request) is acknowledged at the next progress pass of the application (so that a reply posted
      * meanwhile carries the ack, as in a ping-pong), or at once in a pass of the progress thread; others within
-     * the delayed-ack time.
+     * the delayed-ack time, or at once after a quarter of the sender's window. That ack leaves the link at once
+     * too ({@link io.jdet.internal.link.Link#push}), not at the end of the pass: the pass may still be taking in a
+     * long run of frames, and a sender whose window is full waits for it.
      */
     @Override
-    public void frameReceived(final long now, final boolean ackRequested) {
-        unackedFrames++;
-        if (unackedFrames >= nic.ackEvery) {
+    public void frameReceived(final long now, final boolean ackRequested, final boolean small) {
+        unackedUnits += small ? 1 : ProtocolNic.SMALL_WINDOW;
+        if (unackedUnits >= nic.ackAfterUnits) {
             nic.sendAck(this);
+            nic.link.push();
             return;
         }
         if (ackRequested) {
@@ -901,7 +902,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
 
     /** Every frame sent carries the acknowledgements: nothing is owed any more. */
     void acksSent() {
-        unackedFrames = 0;
+        unackedUnits = 0;
         ackPending = false;
         ackRequested = false;
     }

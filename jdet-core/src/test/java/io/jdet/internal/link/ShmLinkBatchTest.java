@@ -336,4 +336,25 @@ class ShmLinkBatchTest {
             assertEquals(2L, counters(a).get("link.tx.errors"), "the staged frames were lost, and counted");
         }
     }
+
+    @Test
+    void aPushInsideABatchPublishesWhatIsStagedAndWhatFollowsIsStagedAgain() {
+        try (Link a = open("push", 1024, 8); Link b = open("push", 1024, 8)) {
+            a.cork();
+            assertTrue(send(a, b, 1, 8));
+            assertTrue(send(a, b, 2, 8));
+            assertTrue(send(a, b, 3, 8));
+            final LinkFrames.Received got = new LinkFrames.Received();
+            assertEquals(1, b.receive(got, 8), "the first frame alone; the others staged");
+            a.push();
+            assertEquals(1, b.receive(got, 8), "pushed inside the batch: one slot");
+            a.push();
+            assertEquals(0, b.receive(got, 8), "nothing staged, nothing pushed");
+            assertTrue(send(a, b, 4, 8));
+            assertEquals(0, b.receive(got, 8), "still inside the batch: staged again");
+            a.uncork();
+            assertEquals(1, b.receive(got, 8));
+            assertFrames(got, 1, 8, 8, 8, 8);
+        }
+    }
 }

@@ -173,4 +173,27 @@ class UdpLinkCoalescingTest {
             assertEquals(1L, counters(sender).get("link.tx.coalesced"));
         }
     }
+
+    @Test
+    void shouldPushWhatIsStagedInsideABatchInOneDatagram() throws IOException {
+        try (UdpLink sender = new UdpLink(LOCAL);
+             DatagramChannel raw = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
+            final long toRaw = sender.resolve("udp:127.0.0.1:" + raw.socket().getLocalPort());
+            raw.configureBlocking(false);
+            sender.cork();
+            for (int i = 1; i <= 2; i++) {
+                final FrameGather payload = LinkFrames.payload(8, i);
+                assertTrue(sender.send(toRaw, LinkFrames.header(i, payload), HEADER, payload));
+            }
+            sender.push();
+            raw.configureBlocking(true);
+            assertEquals(2 * (HEADER + 8), receiveOne(raw).remaining(), "both frames, pushed inside the batch");
+            final FrameGather payload = LinkFrames.payload(8, 3);
+            assertTrue(sender.send(toRaw, LinkFrames.header(3, payload), HEADER, payload));
+            raw.configureBlocking(false);
+            assertEquals(null, raw.receive(ByteBuffer.allocate(65_536)), "still inside the batch: staged again");
+            sender.uncork();
+            assertEquals(HEADER + 8, receiveOne(raw).remaining(), "the rest at the batch's end");
+        }
+    }
 }
