@@ -255,6 +255,11 @@ public final class FabricLink implements Link {
      * pass).
      */
     @Override
+    public boolean inputWaiting() {
+        return !ring.isEmpty();
+    }
+
+    @Override
     public boolean mayHaveInput() {
         return tx.frames > 0 || !ring.isEmpty();
     }

@@ -69,6 +69,11 @@ public abstract class ForwardingLink implements Link {
     }
 
     @Override
+    public boolean inputWaiting() {
+        return inner.inputWaiting();
+    }
+
+    @Override
     public int receive(final FrameHandler handler, final int max) {
         return inner.receive(handler, max);
     }

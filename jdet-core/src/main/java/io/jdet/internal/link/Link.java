@@ -127,6 +127,17 @@ public interface Link extends AutoCloseable {
     }
 
     /**
+     * Whether a received frame certainly waits, known without a system call (a memory ring's head): false where the
+     * link cannot tell so cheaply (a socket). The engine takes the acknowledgements a post's full window waits for
+     * only then. Any thread; raises nothing.
+     *
+     * @return true if {@link #receive} would hand over a frame now
+     */
+    default boolean inputWaiting() {
+        return false;
+    }
+
+    /**
      * Starts a batch of sends (a post, a progress pass): until the matching {@link #uncork}, the link may hold frames
      * back so that several bound for the same peer share a datagram (a ring slot on the in-process fabric and on
      * shared memory), as TCP does with {@code TCP_CORK}. Calls nest; a link that carries one frame per unit (raw

@@ -458,6 +458,11 @@ public final class ShmLink implements Link {
      * what sends them. Any thread (a racy read of the batch state only makes a poll run or skip one pass).
      */
     @Override
+    public boolean inputWaiting() {
+        return !ring.isEmpty();
+    }
+
+    @Override
     public boolean mayHaveInput() {
         return tx.frames > 0 || !ring.isEmpty();
     }

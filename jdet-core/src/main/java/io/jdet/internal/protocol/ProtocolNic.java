@@ -207,6 +207,14 @@ public abstract class ProtocolNic {
     public abstract void endBatchHolding();
 
     /**
+     * A post left frames waiting for the window: the NIC takes in the acknowledgements already waiting for it, if
+     * its link can tell without a system call that a frame waits ({@code Link#inputWaiting}), so that a burst of
+     * posts keeps its frames flowing rather than stalling until the application's next poll. The caller holds the
+     * engine lock and has ended its batch. Raises nothing (the pass's failure is counted, as a poll's).
+     */
+    public abstract void windowFull();
+
+    /**
      * Asks for the queue pairs' timers to run no later than {@code deadlineNs} (a retransmission timeout or the end
      * of a receiver-not-ready wait): the background tick ({@code timerPeriodUs}, up to a second) only bounds idle
      * work, it must not stretch the protocol's own deadlines.

@@ -164,6 +164,9 @@ public final class Requester implements OrderedStream {
                 nic.endBatch();
             }
         }
+        if (txSeq != nextSeq && qp.connected()) {
+            nic.windowFull();
+        }
     }
 
     // ---------------------------------------------------------------- transmit

@@ -949,6 +949,13 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
         link.uncorkHolding();
     }
 
+    @Override
+    public void windowFull() {
+        if (link.inputWaiting()) {
+            progressQuietly();
+        }
+    }
+
     private int doProgress(final long now, final boolean appPass) {
         // One batch per pass: acks, responses and the frames the acks release share datagrams where they can.
         PASSES_BEGUN.setRelease(this, passesBegun + 1); // engine lock held: the only writer
