@@ -18,15 +18,23 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 class AckCadenceTest {
     private static final int WINDOW = 16;
 
-    private static Loopback pair() {
+    private static Loopback pair(final int loopMtu) {
         final Configuration c = new Configuration().windowFrames(WINDOW).ackDelayUs(10_000_000)
-            .minRtoUs(5_000_000).maxRtoUs(5_000_000);
+            .minRtoUs(5_000_000).maxRtoUs(5_000_000).loopMtu(loopMtu);
         return Loopback.open(new Loopback.Options().configuration(c).depth(512, 16).bufferBytes(1 << 20));
     }
 
-    /** Writes {@code count} times {@code length} bytes, only the last signaled, and returns the ACKs B sent. */
-    private static long acksForWrites(final int count, final int length) {
-        try (Loopback pair = pair()) {
+    private static Loopback pair() {
+        return pair(Configuration.LOOP_MTU_DEFAULT);
+    }
+
+    /**
+     * Writes {@code count} times {@code length} bytes, only the last signaled.
+     *
+     * @return the ACKs B sent and the frames it received
+     */
+    private static long[] acksAndFramesForWrites(final int count, final int length, final int loopMtu) {
+        try (Loopback pair = pair(loopMtu)) {
             for (int i = 0; i < count; i++) {
                 pair.qpA.write(i, Loopback.sge(pair.mrA, 0, length), 1, pair.mrB.address(), pair.mrB.rKey(),
                     i == count - 1 ? 0 : WrFlags.SUPPRESSED, 0);
@@ -35,8 +43,12 @@ class AckCadenceTest {
             assertEquals(WcStatus.SUCCESS, done.get(0).status());
             assertEquals(count - 1, done.get(0).id());
             assertEquals(0L, pair.nicA.counters().get("frames.retransmitted"), "no retransmission to answer");
-            return pair.nicB.counters().get("acks.sent");
+            return new long[] {pair.nicB.counters().get("acks.sent"), pair.nicB.counters().get("frames.received")};
         }
+    }
+
+    private static long acksForWrites(final int count, final int length) {
+        return acksAndFramesForWrites(count, length, Configuration.LOOP_MTU_DEFAULT)[0];
     }
 
     @Test
@@ -47,6 +59,15 @@ class AckCadenceTest {
     @Test
     void shouldAcknowledgeLargerWritesEveryQuarterWindow() {
         assertEquals(16L, acksForWrites(4 * WINDOW, 4096), "one ACK per " + WINDOW / 4 + " writes of 4 KiB");
+    }
+
+    @Test
+    void shouldCountEachFragmentOfALargeWriteInFullWhateverTheMtu() {
+        // 1500-byte frames: every fragment of an 8 KiB write carries less than 2 KiB, yet the sender keeps the write
+        // inside one window, so its fragments count in full: one ACK per 4 frames
+        final long[] acksAndFrames = acksAndFramesForWrites(32, 8192, 1500);
+        assertEquals(32 * 6, acksAndFrames[1], "six frames per write");
+        assertEquals(acksAndFrames[1] / (WINDOW / 4), acksAndFrames[0], "one ACK per " + WINDOW / 4 + " frames");
     }
 
     @Test

@@ -313,6 +313,12 @@ public final class EthLink implements Link {
         }
     }
 
+    /** What is staged leaves now, as at a flush: it waits for nothing else (this link has no batches). */
+    @Override
+    public void push() {
+        flush();
+    }
+
     /** Moves the frames after the first {@code sent} to the front of the staging area. */
     private void keepUnsent(final int sent) {
         for (int i = sent; i < staged; i++) {

@@ -247,6 +247,12 @@ public final class FabricLink implements Link {
         }
     }
 
+    /** A frame waits in the ring: {@link Link#inputWaiting}. */
+    @Override
+    public boolean inputWaiting() {
+        return !ring.isEmpty();
+    }
+
     /**
      * Whether a frame waits in the ring, or frames wait staged (held by a post flagged MORE, or for room in a full
      * peer ring): a poll that finds its queue empty skips its engine pass only when this is false (NicImpl's idle
@@ -254,11 +260,6 @@ public final class FabricLink implements Link {
      * ({@link #flush}) leaves staged. Any thread (a racy read of the batch state only makes a poll run or skip one
      * pass).
      */
-    @Override
-    public boolean inputWaiting() {
-        return !ring.isEmpty();
-    }
-
     @Override
     public boolean mayHaveInput() {
         return tx.frames > 0 || !ring.isEmpty();

@@ -452,16 +452,17 @@ public final class ShmLink implements Link {
         }
     }
 
-    /**
-     * Whether a frame waits in the ring, or frames wait staged (held by a post flagged MORE, or for room in a full
-     * peer ring): a poll that finds its queue empty skips its engine pass only when this is false, and the pass is
-     * what sends them. Any thread (a racy read of the batch state only makes a poll run or skip one pass).
-     */
+    /** A frame waits in the ring: {@link Link#inputWaiting}. */
     @Override
     public boolean inputWaiting() {
         return !ring.isEmpty();
     }
 
+    /**
+     * Whether a frame waits in the ring, or frames wait staged (held by a post flagged MORE, or for room in a full
+     * peer ring): a poll that finds its queue empty skips its engine pass only when this is false, and the pass is
+     * what sends them. Any thread (a racy read of the batch state only makes a poll run or skip one pass).
+     */
     @Override
     public boolean mayHaveInput() {
         return tx.frames > 0 || !ring.isEmpty();

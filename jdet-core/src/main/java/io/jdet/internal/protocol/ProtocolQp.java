@@ -56,8 +56,9 @@ public interface ProtocolQp extends Connection {
      *
      * @param now          the current time
      * @param ackRequested whether the frame carried FORCE_ACK
-     * @param small        whether it is a send or write of at most {@link ProtocolNic#SMALL_FRAME} bytes, of which
-     *                     the sender may have {@link ProtocolNic#smallWindow} in flight
+     * @param small        whether it belongs to a send or write of at most {@link ProtocolNic#SMALL_FRAME} bytes (the
+     *                     message, not the fragment), of which the sender may have {@link ProtocolNic#smallWindow}
+     *                     in flight
      */
     void frameReceived(long now, boolean ackRequested, boolean small);
 

@@ -233,8 +233,9 @@ public final class Responder implements OrderedStream {
         // sender.
         if (outcome == OK) {
             qp.frameReceived(now, (Frame.flags(f) & Frame.FLAG_FORCE_ACK) != 0,
+                // the message's length, as the sender counts it (its fragments over a small MTU are all short)
                 (opcode == Frame.OP_SEND || opcode == Frame.OP_WRITE)
-                    && Frame.payloadLength(f) <= ProtocolNic.SMALL_FRAME);
+                    && Integer.compareUnsigned(Frame.length(f), ProtocolNic.SMALL_FRAME) <= 0);
             return true;
         }
         if (outcome == RNR) {

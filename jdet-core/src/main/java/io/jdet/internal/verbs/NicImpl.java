@@ -949,10 +949,20 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
         link.uncorkHolding();
     }
 
+    /**
+     * Runs an engine pass for a post whose window is full, when acknowledgements wait. Unlike a poll's, the pass does
+     * not count as the application driving the engine: an application that posts a burst and then stops polling
+     * must not keep the progress thread off for {@link #APP_ACTIVE_NS}, or the frames still waiting for the window
+     * would wait that long.
+     */
     @Override
     public void windowFull() {
-        if (link.inputWaiting()) {
-            progressQuietly();
+        if (link.inputWaiting() && !closed && fatalCause == null) {
+            try {
+                doProgress(System.nanoTime(), true);
+            } catch (final RuntimeException e) {
+                counters.engineErrors++;
+            }
         }
     }
 

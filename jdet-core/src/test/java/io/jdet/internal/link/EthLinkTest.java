@@ -127,6 +127,19 @@ class EthLinkTest {
     }
 
     @Test
+    void shouldHandStagedFramesToTheKernelAtAPush() {
+        final Configuration c = new Configuration();
+        try (EthLink a = new EthLink(veth.nicA(), c); EthLink b = new EthLink(veth.nicB(), c)) {
+            final FrameGather payload = LinkFrames.payload(8, 0x33);
+            assertTrue(a.send(a.resolve(b.address()), header(1, payload, true), Frame.HEADER_LENGTH, payload));
+            a.push();
+            final LinkFrames.Received atB = new LinkFrames.Received();
+            receiveAtLeast(b, atB, 1, new HashMap<>(), "link.rx.bad_crc", 0);
+            assertEquals((byte) 1, atB.frames.get(0)[0]);
+        }
+    }
+
+    @Test
     void shouldDropAndCountHostileFramesAndDeliverTheGoodOne() {
         final Configuration c = new Configuration();
         try (EthLink a = new EthLink(veth.nicA(), c); EthLink b = new EthLink(veth.nicB(), c)) {
