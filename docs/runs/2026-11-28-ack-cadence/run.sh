@@ -1,6 +1,6 @@
 #!/bin/bash
 # Small sends and writes acknowledged every quarter of their four windows, the ack pushed out of the pass at once
-# (docs/PERFORMANCE.md, "2026-11-28, night"). BEFORE and AFTER are jdet-perf jars of main before and after the change
+# (docs/PERFORMANCE.md, "2026-11-28, night"). BEFORE and AFTER are jdet-perf jars of main before (0ad6777) and after (f014226)
 # (./mvnw -B -q -o -pl jdet-core,jdet-perf -am package -DskipTests, then copy jdet-perf/target/jdet-perf.jar).
 # Alternates them, two rounds, UDP, the in-process fabric and shared memory.
 export JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64 PATH=/usr/lib/jvm/temurin-25-jdk-amd64/bin:$PATH

@@ -46,7 +46,8 @@ final class AeronStep {
             throw e;
         }
         side.send(Message.of("END").build());
-        side.expect("DONE");
+        side.expect("DONE"); // the server's link is closed: in an embedded run the driver may go
+        AeronMedia.stepDone();
         return figure;
     }
 
