@@ -106,7 +106,7 @@ public final class AeronMedia {
      * Ends an Aeron baseline step at the end that measures: on a host of fewer than {@value #SPIN_CPUS} CPUs the
      * shared driver closes (the next Aeron step starts another), since its thread, yielding between polls, stays
      * runnable and would take CPU time from every jdet step after it (on 2 CPUs, a third busy thread beside the two
-     * ends: a run with Aeron baselines measured jdet's 64-byte rates a fifth lower after the first Aeron step). On a
+     * ends: a run with Aeron baselines measured jdet's 64-byte rates a third lower after the first Aeron step). On a
      * larger host the driver stays for the rest of the run. In a two-process run the server's own driver stays.
      */
     public static void stepDone() {
