@@ -9,7 +9,8 @@ package io.jdet;
  * @param maxSize            the largest group; a larger join gets E2BIG
  * @param depth              collectives outstanding per group, the join included; one more gets ENOSPC
  * @param slotBytes          bytes per receive slot (a message travels in chunks of at most this)
- * @param slots              receive slots per peer (the credits a sender has towards it)
+ * @param slots              receive slots per peer (the credits a sender has towards it), or {@link #AUTO_SLOTS} (the
+ *                           default) for {@link #slotsFor the group size's}
  * @param bcastShortMsg      below it (bytes) a broadcast is a binomial tree ({@code det_bcast_short_msg})
  * @param bcastLongMsg       below it a long broadcast's all-gather is recursive doubling when the size is a power
  *                           of two, else a ring ({@code det_bcast_long_msg})
@@ -37,14 +38,27 @@ public record CollectiveTuning(long timeoutMs, int maxSize, int depth, int slotB
                                int bcastLongMsg, int bcastMinProcs, int allgatherShortMsg, int allgatherLongMsg,
                                int alltoallShortMsg, int alltoallMediumMsg, int alltoallMinProcs,
                                int allreduceShortMsg, int allreduceRingMsg, long rendezvousBytes) {
+    /**
+     * {@link #slots} that {@link #slotsFor} picks by the group's size: {@value #SMALL_GROUP_SLOTS} per peer in a
+     * group of up to {@value #SMALL_GROUP} members, {@value #LARGE_GROUP_SLOTS} in a larger one.
+     */
+    public static final int AUTO_SLOTS = 0;
+    /** The largest group that {@link #AUTO_SLOTS} gives {@value #SMALL_GROUP_SLOTS} slots per peer. */
+    public static final int SMALL_GROUP = 16;
+    /** The slots per peer of {@link #AUTO_SLOTS} in a group of up to {@link #SMALL_GROUP} members. */
+    public static final int SMALL_GROUP_SLOTS = 16;
+    /** The slots per peer of {@link #AUTO_SLOTS} in a larger group. */
+    public static final int LARGE_GROUP_SLOTS = 8;
+
     /** The default {@link #rendezvousBytes}. */
     public static final long RENDEZVOUS_BYTES = 65_536;
 
     /**
-     * The defaults: 10 s timeout, 1024 members, 16 outstanding, 8 slots of 16 KiB per peer, MPICH's switches,
-     * rendezvous from 64 KiB.
+     * The defaults: 10 s timeout, 1024 members, 16 outstanding, slots of 16 KiB per peer as many as {@link
+     * #AUTO_SLOTS} picks, MPICH's switches, rendezvous from 64 KiB.
      */
-    public static final CollectiveTuning DEFAULT = new CollectiveTuning(10_000, 1024, 16, 16_384, 8, 12_288, 524_288,
+    public static final CollectiveTuning DEFAULT = new CollectiveTuning(10_000, 1024, 16, 16_384, AUTO_SLOTS, 12_288,
+        524_288,
         8, 81_920, 524_288, 256, 32_768, 8, 2048, Integer.MAX_VALUE, RENDEZVOUS_BYTES);
 
     /**
@@ -53,7 +67,8 @@ public record CollectiveTuning(long timeoutMs, int maxSize, int depth, int slotB
      * @throws DetException EINVAL if a value is out of range
      */
     public CollectiveTuning {
-        if (timeoutMs < 1 || maxSize < 2 || depth < 1 || slotBytes < 64 || slots < 2 || slots > 4096
+        if (timeoutMs < 1 || maxSize < 2 || depth < 1 || slotBytes < 64
+            || slots != AUTO_SLOTS && (slots < 2 || slots > 4096)
             || bcastShortMsg < 0 || bcastLongMsg < 0 || bcastMinProcs < 2 || allgatherShortMsg < 0
             || allgatherLongMsg < 0 || alltoallShortMsg < 0 || alltoallMediumMsg < 0 || alltoallMinProcs < 2
             || allreduceShortMsg < 0 || allreduceRingMsg < 0 || rendezvousBytes < 1) {
@@ -117,10 +132,29 @@ public record CollectiveTuning(long timeoutMs, int maxSize, int depth, int slotB
     }
 
     /**
+     * The receive slots per peer in a group of {@code groupSize} members: {@link #slots}, or for {@link #AUTO_SLOTS}
+     * {@value #SMALL_GROUP_SLOTS} up to {@value #SMALL_GROUP} members and {@value #LARGE_GROUP_SLOTS} above. A
+     * sender spends a credit per message into a peer's slots and the peer hands them back when half are spent, in a
+     * send of its own if nothing flows its way (a broadcast's leaves): more slots, fewer such sends (a 4-member
+     * 8-byte broadcast over UDP: 4.4 datagrams each with 8, 3.9 with 16), each slot costing its bytes twice per
+     * peer (receive and bounce: 576 KiB per peer with 16 of 16 KiB and the 4 spare receives, 320 KiB with 8). Raises
+     * nothing.
+     *
+     * @param groupSize the group's members
+     * @return the slots per peer
+     */
+    public int slotsFor(final int groupSize) {
+        if (slots != AUTO_SLOTS) {
+            return slots;
+        }
+        return groupSize <= SMALL_GROUP ? SMALL_GROUP_SLOTS : LARGE_GROUP_SLOTS;
+    }
+
+    /**
      * A copy with other receive slots.
      *
      * @param bytes bytes per slot, at least 64
-     * @param count slots per peer, in [2, 4096]
+     * @param count slots per peer, in [2, 4096], or {@link #AUTO_SLOTS}
      * @return the copy
      */
     public CollectiveTuning withSlots(final int bytes, final int count) {

@@ -136,12 +136,12 @@ public final class CollectiveImpl implements Collective {
         }
         final long entries = Joiner.meshCqEntries(joinSize, tuning);
         if (entries > maxCqSize) {
-            throw new DetException(Errno.E2BIG, joinSize + " members with " + tuning.slots() + " slots each need a "
+            throw new DetException(Errno.E2BIG, joinSize + " members with " + tuning.slotsFor(joinSize) + " slots each need a "
                 + "completion queue of " + entries + " entries; the NIC's largest holds " + maxCqSize);
         }
         final long slotBytes = Joiner.slotRegionBytes(joinSize, tuning);
         if (slotBytes > maxRegion) {
-            throw new DetException(Errno.E2BIG, joinSize + " members with " + tuning.slots() + " slots of "
+            throw new DetException(Errno.E2BIG, joinSize + " members with " + tuning.slotsFor(joinSize) + " slots of "
                 + tuning.slotBytes() + " bytes need a region of " + slotBytes + " bytes; the NIC's largest is "
                 + maxRegion);
         }

@@ -101,7 +101,7 @@ final class Joiner implements Runnable {
             if (self.getBytes(StandardCharsets.UTF_8).length > MAX_ADDRESS) {
                 throw new DetException(Errno.EINVAL, "NIC address longer than " + MAX_ADDRESS + " bytes");
             }
-            final int dataSlots = co.tuning.slots();
+            final int dataSlots = co.tuning.slotsFor(p);
             final int perPeer = Channel.slotsPerPeer(dataSlots);
             final int slotBytes = co.tuning.slotBytes();
             final int sqDepth = sendQueueDepth(dataSlots);
@@ -218,7 +218,8 @@ final class Joiner implements Runnable {
      * @return the entries
      */
     static long meshCqEntries(final int p, final CollectiveTuning t) {
-        return (long) (p - 1) * (sendQueueDepth(t.slots()) + Channel.slotsPerPeer(t.slots())) + 64;
+        final int slots = t.slotsFor(p);
+        return (long) (p - 1) * (sendQueueDepth(slots) + Channel.slotsPerPeer(slots)) + 64;
     }
 
     /**
@@ -230,7 +231,7 @@ final class Joiner implements Runnable {
      * @return the bytes
      */
     static long slotRegionBytes(final int p, final CollectiveTuning t) {
-        return (long) (p - 1) * Channel.regionSlots(t.slots()) * t.slotBytes();
+        return (long) (p - 1) * Channel.regionSlots(t.slotsFor(p)) * t.slotBytes();
     }
 
     private void ctrlMemory(final int slotsNeeded) {
