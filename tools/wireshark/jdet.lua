@@ -9,7 +9,8 @@
 --     Configuration.capture / jdet perf --capture), and any port through Decode As (jdet.udp.port preference too);
 --   * shows every header field as jdet.* (filterable), with opcode, flag, NAK status, event code and CM reject
 --     reason names;
---   * checks the payload length and the CRC32C (only of frames captured whole: jdet.crc.good);
+--   * checks the payload length and the CRC32C (only of frames captured whole: jdet.crc.good), except a CRC of 0
+--     from a loopback address, which means none was sent (jdet.crc.none);
 --   * sequence analysis per sending queue pair and stream (request or response) and per capture interface and
 --     direction: retransmissions, out-of-order frames, gaps (jdet.analysis.*); decodes SACK bitmaps into the
 --     sequence numbers the peer holds; links READ/atomic requests to their responses (with the response time),
@@ -123,6 +124,8 @@ local E = {
         expert.severity.ERROR),
     unchecked = ProtoExpert.new("jdet.crc.unchecked", "CRC not checked: frame not captured whole",
         expert.group.CHECKSUM, expert.severity.NOTE),
+    no_crc = ProtoExpert.new("jdet.crc.none", "No CRC: sent over loopback, where the receiver checks none",
+        expert.group.CHECKSUM, expert.severity.CHAT),
     retransmission = ProtoExpert.new("jdet.analysis.retransmission", "Retransmission (sequence number seen before)",
         expert.group.SEQUENCE, expert.severity.NOTE),
     out_of_order = ProtoExpert.new("jdet.analysis.out_of_order", "Out of order (fills an earlier gap)",
@@ -138,8 +141,8 @@ local E = {
     cm_reject = ProtoExpert.new("jdet.analysis.cm_reject", "Connection rejected", expert.group.RESPONSE_CODE,
         expert.severity.WARN),
 }
-jdet.experts = {E.bad_magic, E.bad_crc, E.bad_length, E.bad_version, E.bad_opcode, E.truncated, E.unchecked, E.retransmission,
-    E.out_of_order, E.gap, E.sack, E.nak, E.rnr, E.disconnect, E.cm_reject}
+jdet.experts = {E.bad_magic, E.bad_crc, E.bad_length, E.bad_version, E.bad_opcode, E.truncated, E.unchecked,
+    E.no_crc, E.retransmission, E.out_of_order, E.gap, E.sack, E.nak, E.rnr, E.disconnect, E.cm_reject}
 
 jdet.prefs.udp_port = Pref.uint("UDP port", FABRIC_PORT, "A UDP port to decode as jdet (besides the heuristic)")
 jdet.prefs.check_crc = Pref.bool("Check the CRC32C", true, "Compute the CRC32C of frames captured whole")
@@ -157,6 +160,11 @@ if has_new and heuristic_new then
 end
 local data_dissector = Dissector.get("data")
 
+
+-- Whether the datagram came from 127.0.0.0/8: there a CRC field of 0 means "none" (docs/PROTOCOL.md, section 4).
+local function from_loopback(pinfo)
+    return string.match(tostring(pinfo.net_src), "^127%.%d+%.%d+%.%d+$") ~= nil
+end
 
 -- CRC32C (Castagnoli, reflected polynomial 0x82F63B78), table driven.
 local crc_table = {}
@@ -409,7 +417,11 @@ local function dissect(tvb, pinfo, tree)
         sack_item:add_proto_expert_info(E.sack)
     end
     local crc_item = root:add_le(F.crc, tvb(36, 4))
-    if jdet.prefs.check_crc then
+    if tvb(36, 4):le_uint() == 0 and from_loopback(pinfo) then
+        -- over the loopback interface a sender leaves the CRC out and the receiver takes 0 unchecked (PROTOCOL.md 4)
+        crc_item:append_text(" (none: sent over loopback)")
+        crc_item:add_proto_expert_info(E.no_crc)
+    elseif jdet.prefs.check_crc then
         if captured == reported then
             local computed = crc32c(tvb, captured)
             local good = computed == tvb(36, 4):le_uint()

@@ -46,6 +46,16 @@ public final class VethPair implements AutoCloseable {
         must("link", "set", b, "up");
     }
 
+    /**
+     * Gives one end an IPv4 address, so that UDP can run between two local addresses that are not on loopback.
+     *
+     * @param end  {@link #a} or {@link #b}
+     * @param cidr the address and prefix, say {@code 198.18.213.1/30}
+     */
+    public void address(final String end, final String cidr) {
+        must("addr", "add", cidr, "dev", end);
+    }
+
     /** @return {@code eth:<a>} */
     public String nicA() {
         return "eth:" + a;

@@ -71,9 +71,9 @@ public final class CaptureLink extends ForwardingLink implements FrameHandler {
     public boolean send(final long peer, final MemorySegment header, final int headerLength,
                         final FrameGather payload) {
         final boolean sent = inner.send(peer, header, headerLength, payload);
-        // A link that carries no CRC (shared memory) sends the field as 0: the copy gets one, so it dissects clean.
+        // A link that carries no CRC to this peer (memory, loopback) sends the field as 0: the copy gets one, so it dissects clean.
         if (sent && writer.write(iface, true, localIp, localPort, ip(peer), port(peer), header, headerLength,
-            payload, !inner.checksummed())) {
+            payload, !inner.checksummed(peer))) {
             recorded++;
         }
         return sent;

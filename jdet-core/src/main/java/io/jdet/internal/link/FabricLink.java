@@ -12,7 +12,7 @@ import java.util.Map;
  * carries a reference, and the receiving engine copies the payload once, straight from the sender's memory into
  * the target ({@link FrameHandler#takesPayloadApart()}). {@link #settle()} copies what is still lent into the
  * slots when the sender needs its memory back. A full ring pushes back ({@link #send} returns false) instead of dropping. Memory cannot
- * corrupt a frame, so frames carry no CRC ({@link #checksummed()}) unless fault injection corrupts them on purpose.
+ * corrupt a frame, so frames carry no CRC ({@link #checksummed}) unless fault injection corrupts them on purpose.
  * Its address is {@code loop:<fabric>/<number>}.
  *
  * <p>Between {@link #cork} and {@link #uncork} (a post, an engine pass) small frames bound for the same peer are
@@ -94,7 +94,7 @@ public final class FabricLink implements Link {
     }
 
     @Override
-    public boolean checksummed() {
+    public boolean checksummed(final long peer) {
         return crc;
     }
 

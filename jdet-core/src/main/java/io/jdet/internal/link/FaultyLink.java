@@ -1,10 +1,12 @@
 package io.jdet.internal.link;
 
 import io.jdet.FaultPlan;
+import io.jdet.internal.wire.FrameCrc;
 import io.jdet.internal.wire.FrameGather;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.Map;
 import java.util.SplittableRandom;
 
@@ -48,6 +50,12 @@ public final class FaultyLink extends ForwardingLink {
 
 
 
+    /** Corrupted frames must fail the receiver's CRC check, so every frame carries one while corruption is on. */
+    @Override
+    public boolean checksummed(final long peer) {
+        return plan.corruptRate() > 0 || inner.checksummed(peer);
+    }
+
     @Override
     public boolean send(final long peer, final MemorySegment header, final int headerLength,
                         final FrameGather payload) {
@@ -62,11 +70,11 @@ public final class FaultyLink extends ForwardingLink {
             return true;
         }
         final boolean sent;
-        if (plan.corruptRate() > 0 && random.nextDouble() < plan.corruptRate()) {
+        if (plan.corruptRate() > 0 && random.nextDouble() < plan.corruptRate() && !crcLeftOut(header, headerLength)) {
             final int length = stage(staging, header, headerLength, payload);
             final long at = random.nextInt(length);
-            staging.set(java.lang.foreign.ValueLayout.JAVA_BYTE, at,
-                (byte) (staging.get(java.lang.foreign.ValueLayout.JAVA_BYTE, at) ^ (1 + random.nextInt(255))));
+            staging.set(ValueLayout.JAVA_BYTE, at,
+                (byte) (staging.get(ValueLayout.JAVA_BYTE, at) ^ (1 + random.nextInt(255))));
             corrupted++;
             sent = inner.send(peer, staging, length, EMPTY);
         } else {
@@ -85,6 +93,15 @@ public final class FaultyLink extends ForwardingLink {
         MemorySegment.copy(header, 0, into, 0, headerLength);
         payload.copyTo(into, headerLength);
         return headerLength + payload.totalLength();
+    }
+
+    /**
+     * Whether a frame's CRC field is 0, which a receiver over loopback reads as "not computed" (docs/PROTOCOL.md,
+     * section 4): such a frame (one sealed frame in 2^32) is sent whole rather than corrupted where nothing checks.
+     */
+    private static boolean crcLeftOut(final MemorySegment header, final int headerLength) {
+        return headerLength >= FrameCrc.CRC_OFFSET + 4
+            && header.get(ValueLayout.JAVA_INT_UNALIGNED, FrameCrc.CRC_OFFSET) == 0;
     }
 
     private void releaseHeld() {

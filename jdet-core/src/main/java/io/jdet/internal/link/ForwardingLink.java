@@ -33,8 +33,8 @@ public abstract class ForwardingLink implements Link {
     }
 
     @Override
-    public boolean checksummed() {
-        return inner.checksummed();
+    public boolean checksummed(final long peer) {
+        return inner.checksummed(peer);
     }
 
     @Override

@@ -67,13 +67,16 @@ public interface Link extends AutoCloseable {
     boolean send(long peer, MemorySegment header, int headerLength, FrameGather payload);
 
     /**
-     * Whether frames on this link need a CRC: the engine seals every frame it sends when true. A link over memory
-     * (the shared-memory link) answers false, since nothing between the copies can corrupt a frame, unless fault
-     * injection corrupts frames on purpose.
+     * Whether frames to a peer need a CRC: the engine seals each frame it sends to {@code peer} when true. A link
+     * over memory (the in-process fabric, shared memory) answers false for every peer, since nothing between the
+     * copies can corrupt a frame; the UDP link answers false for a peer over the host's loopback interface, which
+     * is memory too (docs/PROTOCOL.md, section 4); either answers true when fault injection corrupts frames on
+     * purpose. Raises nothing.
      *
-     * @return true if the engine must fill in each frame's CRC field
+     * @param peer the destination, as {@link #resolve} gives it
+     * @return true if the engine must fill in the CRC field of each frame to {@code peer}
      */
-    default boolean checksummed() {
+    default boolean checksummed(long peer) {
         return true;
     }
 

@@ -30,7 +30,7 @@ import java.util.regex.Pattern;
  *
  * <p>Sending copies the header and the payload pieces straight from registered memory into the peer's ring
  * slot; receiving hands the slot to the engine, which copies the payload once more, into the target memory. Memory
- * is no wire: frames carry no CRC (the engine does not compute one, {@link #checksummed()}) unless fault injection
+ * is no wire: frames carry no CRC (the engine does not compute one, {@link #checksummed}) unless fault injection
  * corrupts frames, and a full ring pushes back ({@link #send} returns false) instead of dropping. A peer whose
  * process is gone (its ring full and its pid no longer running, or its ring closed) has its frames dropped, so the
  * engine's retransmission timeout fails its connections with the usual statuses; its file is deleted. Files left by
@@ -229,7 +229,7 @@ public final class ShmLink implements Link {
     }
 
     @Override
-    public boolean checksummed() {
+    public boolean checksummed(final long peer) {
         return txFlags != 0;
     }
 

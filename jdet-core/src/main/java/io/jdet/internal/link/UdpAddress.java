@@ -178,6 +178,15 @@ record UdpAddress(int ip, int port, int mtu) {
         }
     }
 
+    /**
+     * Whether an address is on the host's loopback network, 127.0.0.0/8: a datagram from there was sent by this
+     * host over its loopback interface, since Linux drops one that arrives elsewhere with such a source (a martian,
+     * unless an administrator sets {@code route_localnet}).
+     */
+    static boolean loopback(final int ip) {
+        return ip >>> 24 == 127;
+    }
+
     static long handle(final int ip, final int port) {
         return (ip & 0xFFFF_FFFFL) << 16 | port & 0xFFFF;
     }

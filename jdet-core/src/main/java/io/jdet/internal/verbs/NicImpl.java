@@ -113,8 +113,6 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
 
     private final ByteBuffer txHeaderView;
     private final FrameCrc txCrc = new FrameCrc();
-    /** Whether the link wants a CRC in each frame (memory links do not: {@link Link#checksummed()}). */
-    private final boolean sealFrames;
     private static final FrameGather NO_PAYLOAD = new FrameGather(0);
 
     /** Scratch memory of protected connections, made with the first one. */
@@ -177,7 +175,6 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
         this.event = event;
         final io.jdet.Configuration c = device.configuration;
         this.mtu = link.mtu();
-        this.sealFrames = link.checksummed();
         this.ackAfterUnits = Math.max(1, c.windowFrames() / 4) * SMALL_WINDOW;
         this.ackDelayNs = TimeUnit.MICROSECONDS.toNanos(c.ackDelayUs());
         this.timerPeriodNs = TimeUnit.MICROSECONDS.toNanos(c.timerPeriodUs());
@@ -479,7 +476,7 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
             if (qp.seal != null) {
                 qp.seal.seal(txHeader, txGather);
             }
-            if (sealFrames) {
+            if (link.checksummed(qp.remotePeer)) {
                 txCrc.seal(txHeader, txHeaderView, Frame.HEADER_LENGTH, txGather);
             }
             if (!link.send(qp.remotePeer, txHeader, Frame.HEADER_LENGTH, txGather)) {
@@ -528,7 +525,7 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
             qp.seal.seal(txHeader, txGather);
             payload = txGather;
         }
-        if (sealFrames) {
+        if (link.checksummed(peer)) {
             txCrc.seal(txHeader, txHeaderView, Frame.HEADER_LENGTH, payload);
         }
         final boolean sent = link.send(peer, txHeader, Frame.HEADER_LENGTH, payload);

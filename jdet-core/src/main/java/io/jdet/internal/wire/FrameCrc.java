@@ -38,6 +38,19 @@ public final class FrameCrc {
     }
 
     /**
+     * Whether a received frame's CRC field is 0, which a sender writes over the host's loopback interface instead of
+     * computing a CRC (docs/PROTOCOL.md, section 4). Only the link, knowing where the frame came from, may take it
+     * unchecked; elsewhere 0 is a CRC like any other. Raises nothing.
+     *
+     * @param frame  the frame memory
+     * @param length the frame length
+     * @return true if the frame is long enough to hold the field and the field is 0
+     */
+    public static boolean leftOut(final MemorySegment frame, final int length) {
+        return length >= CRC_OFFSET + 4 && frame.get(LE_INT, CRC_OFFSET) == 0;
+    }
+
+    /**
      * Checks a contiguous frame. The CRC field is zeroed on the way.
      *
      * @param frame  the frame memory

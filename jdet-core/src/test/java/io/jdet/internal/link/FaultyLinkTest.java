@@ -1,6 +1,7 @@
 package io.jdet.internal.link;
 
 import io.jdet.FaultPlan;
+import io.jdet.internal.wire.FrameCrc;
 import io.jdet.internal.wire.FrameGather;
 import org.junit.jupiter.api.Test;
 
@@ -42,7 +43,7 @@ class FaultyLinkTest {
         }
 
         @Override
-        public boolean checksummed() {
+        public boolean checksummed(final long peer) {
             return checksummed;
         }
 
@@ -191,6 +192,33 @@ class FaultyLinkTest {
         assertEquals(1, inner.sent.size());
         link.receive(new LinkFrames.Received(), 1);
         assertEquals(1, inner.sent.size(), "sent once only");
+    }
+
+    @Test
+    void corruptionAsksForACrcToEveryPeerAndOtherFaultsAskWhatTheInnerLinkAsks() {
+        inner.checksummed = false; // as shared memory, or UDP to a loopback peer
+        assertFalse(new FaultyLink(inner, plan(0.5, 0.5, 0.5, 0)).checksummed(3));
+        assertTrue(new FaultyLink(inner, plan(0, 0, 0, 0.01)).checksummed(3),
+            "a corrupted frame must fail its CRC at the receiver");
+        inner.checksummed = true;
+        assertTrue(new FaultyLink(inner, plan(0.5, 0, 0, 0)).checksummed(3));
+    }
+
+    @Test
+    void aFrameWhoseCrcFieldIsZeroIsNeverCorrupted() {
+        // over loopback a 0 means "no CRC", so the receiver would take a corrupted frame unchecked
+        final FaultyLink link = new FaultyLink(inner, plan(0, 0, 0, 1));
+        final FrameGather payload = LinkFrames.payload(20, 5);
+        final MemorySegment header = LinkFrames.header(5, payload);
+        header.set(ValueLayout.JAVA_INT_UNALIGNED, FrameCrc.CRC_OFFSET, 0);
+        final byte[] original = new byte[LinkFrames.HEADER + 20];
+        MemorySegment.copy(header, ValueLayout.JAVA_BYTE, 0, original, 0, LinkFrames.HEADER);
+        Arrays.fill(original, LinkFrames.HEADER, original.length, (byte) 5);
+        assertTrue(link.send(1, header, LinkFrames.HEADER, payload));
+        assertArrayEquals(original, inner.sent.get(0));
+        assertEquals(0L, counters(link).get("fault.corrupted"));
+        assertTrue(send(link, 6, 1));
+        assertEquals(1L, counters(link).get("fault.corrupted"), "a frame with a CRC still is");
     }
 
     @Test

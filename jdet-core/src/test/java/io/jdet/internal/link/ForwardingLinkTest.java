@@ -44,7 +44,7 @@ class ForwardingLinkTest {
     void everyCallReachesTheInnerLinkWithItsArguments() {
         assertEquals("inner:1", link.address());
         assertEquals(1234, link.mtu());
-        assertTrue(link.checksummed());
+        assertTrue(link.checksummed(3));
         assertEquals(77L, link.resolve("somewhere"));
         assertEquals("peer-3", link.describe(3));
         final MemorySegment header = MemorySegment.ofArray(new byte[8]);
@@ -62,7 +62,7 @@ class ForwardingLinkTest {
         link.addCounters(counters);
         assertEquals(1L, counters.get("inner"));
         link.close();
-        assertEquals(List.of("address", "mtu", "checksummed", "resolve[somewhere]", "describe[3]",
+        assertEquals(List.of("address", "mtu", "checksummed[3]", "resolve[somewhere]", "describe[3]",
             "send[9, " + header + ", 8, " + none + "]", "receive[" + handler + ", 16]", "settle", "flush", "cork",
             "uncork", "await[" + Link.APPLICATION + ", 1000]", "wakeup[" + Link.APPLICATION + "]",
             "addCounters[{}]", "close"), calls.subList(0, calls.size()));

@@ -46,7 +46,7 @@ class LinksTest {
             assertInstanceOf(FabricLink.class, link);
             assertTrue(link.address().startsWith("loop:" + fabric + "/"), link.address());
             assertEquals(2048, link.mtu());
-            assertFalse(link.checksummed(), "memory corrupts nothing");
+            assertFalse(link.checksummed(1), "memory corrupts nothing");
         } finally {
             link.close();
         }
@@ -65,7 +65,7 @@ class LinksTest {
             new Configuration().faults(new FaultPlan(0.5, 0, 0, 0, 1)));
         try {
             assertInstanceOf(FaultyLink.class, lossy);
-            assertFalse(lossy.checksummed());
+            assertFalse(lossy.checksummed(1));
         } finally {
             lossy.close();
         }
@@ -73,7 +73,7 @@ class LinksTest {
             new Configuration().faults(new FaultPlan(0, 0, 0, 0.5, 1)));
         try {
             assertInstanceOf(FaultyLink.class, corrupting);
-            assertTrue(corrupting.checksummed(), "the receiver must see corrupted frames fail their CRC");
+            assertTrue(corrupting.checksummed(1), "the receiver must see corrupted frames fail their CRC");
         } finally {
             corrupting.close();
         }

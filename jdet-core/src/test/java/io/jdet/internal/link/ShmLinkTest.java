@@ -51,7 +51,7 @@ class ShmLinkTest {
             assertTrue(a.address().startsWith("shm:g/"), a.address());
             assertNotEquals(a.address(), b.address());
             assertEquals(1024, a.mtu());
-            assertFalse(a.checksummed(), "memory needs no CRC");
+            assertFalse(a.checksummed(1), "memory needs no CRC");
             final long peer = a.resolve(b.address());
             assertTrue(peer > 0);
             assertEquals(b.address(), a.describe(peer));
@@ -93,7 +93,7 @@ class ShmLinkTest {
     void shouldAskForCrcsWhenFaultsCorruptFrames() {
         final Configuration corrupting = configuration().faults(new FaultPlan(0, 0, 0, 0.5, 1));
         try (Link link = Links.open("shm:c", corrupting)) {
-            assertTrue(link.checksummed());
+            assertTrue(link.checksummed(1));
         }
     }
 

@@ -2,6 +2,7 @@ package io.jdet.internal.link;
 
 import io.jdet.DetException;
 import io.jdet.Errno;
+import io.jdet.internal.wire.FrameCrc;
 import io.jdet.internal.wire.FrameGather;
 import io.jdet.testing.Tests;
 import org.junit.jupiter.api.Test;
@@ -173,6 +174,7 @@ class UdpLinkEdgesTest {
             raw.send(ByteBuffer.allocate(0), target);
             final ByteBuffer corrupt = ByteBuffer.allocate(HEADER + 10);
             corrupt.put(0, (byte) 1);
+            corrupt.put(FrameCrc.CRC_OFFSET, (byte) 1); // a CRC, and a wrong one (a 0 from loopback is none)
             raw.send(corrupt, target);
             final FrameGather payload = LinkFrames.payload(100, 0x42);
             final MemorySegment header = LinkFrames.header(7, payload);
