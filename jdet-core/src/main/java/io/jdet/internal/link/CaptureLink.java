@@ -1,5 +1,6 @@
 package io.jdet.internal.link;
 
+import io.jdet.internal.wire.FrameCrc;
 import io.jdet.internal.wire.FrameGather;
 
 import java.lang.foreign.MemorySegment;
@@ -71,9 +72,10 @@ public final class CaptureLink extends ForwardingLink implements FrameHandler {
     public boolean send(final long peer, final MemorySegment header, final int headerLength,
                         final FrameGather payload) {
         final boolean sent = inner.send(peer, header, headerLength, payload);
-        // A link that carries no CRC to this peer (memory, loopback) sends the field as 0: the copy gets one, so it dissects clean.
+        // A link that carries no CRC to this peer (memory, loopback) sends the field as 0: the copy gets one, so it
+        // dissects clean. A frame the engine sealed anyway (fault injection above corrupts) keeps its CRC, bad or not.
         if (sent && writer.write(iface, true, localIp, localPort, ip(peer), port(peer), header, headerLength,
-            payload, !inner.checksummed(peer))) {
+            payload, !inner.checksummed(peer) && FrameCrc.leftOut(header, headerLength))) {
             recorded++;
         }
         return sent;

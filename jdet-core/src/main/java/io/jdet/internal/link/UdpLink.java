@@ -30,7 +30,7 @@ import java.util.Map;
  * each datagram into its frames by their payload-length fields, checking every length against what is left of the
  * datagram before it reads further, and checks each frame's CRC on its own.
  *
- * <p>Over the loopback interface (a peer on 127.0.0.0/8, reached from a loopback source) frames carry no CRC: the
+ * <p>Over the loopback interface (a peer on 127.0.0.0/8, reached from a loopback address) frames carry no CRC: the
  * kernel copies the datagram in memory and corrupts nothing, as on the fabric, and the CRC pass cost 15 to 30 % of
  * the throughput there. The sender leaves the field 0 ({@link #checksummed}); the receiver takes a frame whose
  * field is 0 unchecked only when its source is a loopback address, which Linux lets in on the loopback interface
@@ -54,7 +54,7 @@ public final class UdpLink implements Link {
     private final int fd;
     private final SocketWait wait;
     private final int localIp;
-    /** Bound to a loopback address or to any: datagrams to a loopback peer leave with a loopback source. */
+    /** Bound to a loopback address: datagrams to a loopback peer leave with a loopback source. */
     private final boolean loopbackSource;
     private final int localPort;
     private final int mtu;
@@ -162,7 +162,7 @@ public final class UdpLink implements Link {
         this.wait = waits;
         waits.watch(socket);
         this.address = "udp:" + UdpAddress.format(localIp) + ":" + localPort;
-        this.loopbackSource = localIp == 0 || UdpAddress.loopback(localIp);
+        this.loopbackSource = UdpAddress.loopback(localIp); // a NIC is never bound to any address (parseNicName)
     }
 
     /** Points the receive headers at their buffers and names. */
@@ -233,7 +233,7 @@ public final class UdpLink implements Link {
 
     /**
      * False for a peer on the loopback network when this socket's datagrams to it leave from a loopback source too
-     * (bound to a loopback address or to any): the loopback interface is a copy in memory, which corrupts nothing,
+     * (bound to a loopback address): the loopback interface is a copy in memory, which corrupts nothing,
      * and the receiver takes a frame from a loopback source with its CRC field 0 unchecked. True for every other
      * peer: a real network, or a receiver that would see a non-loopback source and check.
      */

@@ -198,6 +198,32 @@ class CaptureFileTest {
     }
 
     @Test
+    void keepsTheBadCrcOfAFrameCorruptedOnItsWayToALinkThatLeavesCrcsOut() throws IOException {
+        // As Links.open stacks them: faults over the tap over UDP to a loopback peer, which wants no CRC itself;
+        // corruption makes the engine seal every frame, and the capture must show the corrupted frame's CRC fail.
+        final Path file = dir.resolve("corrupt.pcapng");
+        final FaultyLinkTest.RecordingLink inner = new FaultyLinkTest.RecordingLink();
+        inner.address = "udp:127.0.0.1:4000";
+        inner.checksummed = false;
+        final FaultyLink faulty = new FaultyLink(new CaptureLink(inner, file.toString()),
+            new io.jdet.FaultPlan(0, 0, 0, 1, 42));
+        assertTrue(faulty.checksummed(UdpAddress.handle(0x7F000001, 4001)));
+        final FrameGather payload = LinkFrames.payload(50, 0x33);
+        final MemorySegment header = LinkFrames.header(9, payload); // sealed, as the engine seals it
+        assertTrue(faulty.send(UdpAddress.handle(0x7F000001, 4001), header, LinkFrames.HEADER, payload));
+        faulty.close();
+        final List<Block> blocks = blocks(file);
+        assertEquals(3, blocks.size());
+        final byte[] recorded = packet(blocks.get(2)).frame();
+        assertArrayEquals(inner.sent.get(0), recorded, "the frame as it was sent, corruption and all");
+        final int stored = ByteBuffer.wrap(recorded).order(ByteOrder.LITTLE_ENDIAN).getInt(FrameCrc.CRC_OFFSET);
+        Arrays.fill(recorded, FrameCrc.CRC_OFFSET, FrameCrc.CRC_OFFSET + 4, (byte) 0);
+        final java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(recorded);
+        assertTrue((int) crc.getValue() != stored, "a corrupted frame's CRC fails in the capture too");
+    }
+
+    @Test
     void givesUdpFramesTheirRealAddressesAndSharesOneFileBetweenLinks() throws IOException {
         final Path file = dir.resolve("udp.pcapng");
         final FaultyLinkTest.RecordingLink a = new FaultyLinkTest.RecordingLink();

@@ -179,6 +179,38 @@ class UdpPlacementTest {
      * fragments and reassembles them between real hosts): the datagram is placed all the same, since only the header
      * and the tail are received into scratch. Needs root (a veth pair); skipped without it.
      */
+    /**
+     * A frame whose CRC field is 0 passes unchecked only from a loopback source (docs/PROTOCOL.md, section 4): from
+     * any other, a placed one is checked like every frame and dropped.
+     */
+    @Test
+    void shouldCheckAPlacedFrameWithoutACrcFromASourceOffLoopback() {
+        try (VethPair veth = new VethPair(65_535)) {
+            final int net = (int) (ProcessHandle.current().pid() % 60) * 4;
+            veth.address(veth.a, "198.18.217." + (net + 1) + "/30");
+            veth.address(veth.b, "198.18.217." + (net + 2) + "/30");
+            try (UdpLink sender = new UdpLink("udp:198.18.217." + (net + 1));
+                 UdpLink receiver = new UdpLink("udp:198.18.217." + (net + 2)); Arena arena = Arena.ofShared()) {
+                final Placing handler = new Placing();
+                handler.target = arena.allocate(1 << 16, 64);
+                handler.targetView = handler.target.asByteBuffer();
+                final long peer = sender.resolve(receiver.address());
+                final FrameGather payload = pattern(PAYLOAD, 8);
+                final MemorySegment unsealed = LinkFrames.header(1, payload);
+                unsealed.set(ValueLayout.JAVA_INT_UNALIGNED, io.jdet.internal.wire.FrameCrc.CRC_OFFSET, 0);
+                assertTrue(sender.send(peer, unsealed, HEADER, payload));
+                final FrameGather good = pattern(PAYLOAD, 9);
+                assertTrue(sender.send(peer, LinkFrames.header(2, good), HEADER, good));
+                drain(receiver, handler, 1);
+
+                assertEquals(1, handler.placedFrames.size(), "only the frame with a CRC is handed over");
+                assertEquals(2, handler.placedFrames.get(0)[0], "its tag");
+                assertEquals(1, counter(receiver, "link.rx.bad_crc"), "a 0 off loopback is a CRC, and wrong");
+                assertEquals(0, counter(receiver, "link.rx.loopback_unchecked"));
+            }
+        }
+    }
+
     @Test
     void shouldPlaceADatagramLongerThanTheReceiversOwnFrameLimit() throws Exception {
         try (VethPair veth = new VethPair(1500)) {
