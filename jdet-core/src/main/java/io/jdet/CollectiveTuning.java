@@ -32,7 +32,8 @@ package io.jdet;
  * @param rendezvousBytes    at or above it (bytes) a message between two members goes by rendezvous: the receiver
  *                           advertises its destination and the sender writes straight into it (no copy through
  *                           the receive slots, one round trip more before the data moves); below it, eager chunks
- *                           through the slots
+ *                           through the slots; {@link #AUTO_RENDEZVOUS} (the default) for {@link
+ *                           #rendezvousBytesFor the link's}
  */
 public record CollectiveTuning(long timeoutMs, int maxSize, int depth, int slotBytes, int slots, int bcastShortMsg,
                                int bcastLongMsg, int bcastMinProcs, int allgatherShortMsg, int allgatherLongMsg,
@@ -50,16 +51,23 @@ public record CollectiveTuning(long timeoutMs, int maxSize, int depth, int slotB
     /** The slots per peer of {@link #AUTO_SLOTS} in a larger group. */
     public static final int LARGE_GROUP_SLOTS = 8;
 
-    /** The default {@link #rendezvousBytes}. */
-    public static final long RENDEZVOUS_BYTES = 65_536;
+    /**
+     * {@link #rendezvousBytes} that {@link #rendezvousBytesFor} picks by the link: {@value #MEMORY_RENDEZVOUS_BYTES}
+     * over memory (the in-process fabric, shared memory), {@value #NETWORK_RENDEZVOUS_BYTES} over a network link.
+     */
+    public static final long AUTO_RENDEZVOUS = 0;
+    /** The rendezvous threshold of {@link #AUTO_RENDEZVOUS} on the in-process fabric and shared memory. */
+    public static final long MEMORY_RENDEZVOUS_BYTES = 16_384;
+    /** The rendezvous threshold of {@link #AUTO_RENDEZVOUS} over UDP and raw Ethernet. */
+    public static final long NETWORK_RENDEZVOUS_BYTES = 32_768;
 
     /**
      * The defaults: 10 s timeout, 1024 members, 16 outstanding, slots of 16 KiB per peer as many as {@link
-     * #AUTO_SLOTS} picks, MPICH's switches, rendezvous from 64 KiB.
+     * #AUTO_SLOTS} picks, MPICH's switches, rendezvous from where {@link #AUTO_RENDEZVOUS} says.
      */
     public static final CollectiveTuning DEFAULT = new CollectiveTuning(10_000, 1024, 16, 16_384, AUTO_SLOTS, 12_288,
         524_288,
-        8, 81_920, 524_288, 256, 32_768, 8, 2048, Integer.MAX_VALUE, RENDEZVOUS_BYTES);
+        8, 81_920, 524_288, 256, 32_768, 8, 2048, Integer.MAX_VALUE, AUTO_RENDEZVOUS);
 
     /**
      * Checks the values.
@@ -71,13 +79,13 @@ public record CollectiveTuning(long timeoutMs, int maxSize, int depth, int slotB
             || slots != AUTO_SLOTS && (slots < 2 || slots > 4096)
             || bcastShortMsg < 0 || bcastLongMsg < 0 || bcastMinProcs < 2 || allgatherShortMsg < 0
             || allgatherLongMsg < 0 || alltoallShortMsg < 0 || alltoallMediumMsg < 0 || alltoallMinProcs < 2
-            || allreduceShortMsg < 0 || allreduceRingMsg < 0 || rendezvousBytes < 1) {
+            || allreduceShortMsg < 0 || allreduceRingMsg < 0 || rendezvousBytes < 0) {
             throw new DetException(Errno.EINVAL, "collective tunables out of range: " + this);
         }
     }
 
     /**
-     * The tunables before {@link #rendezvousBytes} existed, with its default {@link #RENDEZVOUS_BYTES}.
+     * The tunables before {@link #rendezvousBytes} existed, with its default {@link #AUTO_RENDEZVOUS}.
      *
      * @param timeoutMs         see {@link #timeoutMs()}
      * @param maxSize           see {@link #maxSize()}
@@ -103,7 +111,7 @@ public record CollectiveTuning(long timeoutMs, int maxSize, int depth, int slotB
                             final int allreduceRingMsg) {
         this(timeoutMs, maxSize, depth, slotBytes, slots, bcastShortMsg, bcastLongMsg, bcastMinProcs,
             allgatherShortMsg, allgatherLongMsg, alltoallShortMsg, alltoallMediumMsg, alltoallMinProcs,
-            allreduceShortMsg, allreduceRingMsg, RENDEZVOUS_BYTES);
+            allreduceShortMsg, allreduceRingMsg, AUTO_RENDEZVOUS);
     }
 
     /**
@@ -121,9 +129,10 @@ public record CollectiveTuning(long timeoutMs, int maxSize, int depth, int slotB
     /**
      * A copy with another rendezvous threshold.
      *
-     * @param bytes the least message that goes by rendezvous, at least 1 ({@link Long#MAX_VALUE}: never)
+     * @param bytes the least message that goes by rendezvous, at least 1 ({@link Long#MAX_VALUE}: never), or {@link
+     *              #AUTO_RENDEZVOUS}
      * @return the copy
-     * @throws DetException EINVAL if {@code bytes} is below 1
+     * @throws DetException EINVAL if {@code bytes} is negative
      */
     public CollectiveTuning withRendezvousBytes(final long bytes) {
         return new CollectiveTuning(timeoutMs, maxSize, depth, slotBytes, slots, bcastShortMsg, bcastLongMsg,
@@ -148,6 +157,25 @@ public record CollectiveTuning(long timeoutMs, int maxSize, int depth, int slotB
             return slots;
         }
         return groupSize <= SMALL_GROUP ? SMALL_GROUP_SLOTS : LARGE_GROUP_SLOTS;
+    }
+
+    /**
+     * The rendezvous threshold of a group whose members meet over the NIC at {@code nicAddress}: {@link
+     * #rendezvousBytes}, or for {@link #AUTO_RENDEZVOUS} {@value #MEMORY_RENDEZVOUS_BYTES} on the in-process fabric
+     * ({@code loop:}) and shared memory ({@code shm:}), where a copy through the slots costs more than the
+     * rendezvous's round trip sooner (a 4-member 24 KiB all-to-all on the fabric: 58 µs eager, 27 by rendezvous),
+     * and {@value #NETWORK_RENDEZVOUS_BYTES} over UDP and raw Ethernet (a 4-member 32 KiB all-to-all over UDP
+     * loopback: 150 µs eager, 109 by rendezvous; at 16 KiB a 2-member exchange lost a third). Raises nothing.
+     *
+     * @param nicAddress the address of the member's NIC ({@link Nic#address})
+     * @return the least message that goes by rendezvous
+     */
+    public long rendezvousBytesFor(final String nicAddress) {
+        if (rendezvousBytes != AUTO_RENDEZVOUS) {
+            return rendezvousBytes;
+        }
+        return nicAddress.startsWith("loop:") || nicAddress.startsWith("shm:") ? MEMORY_RENDEZVOUS_BYTES
+            : NETWORK_RENDEZVOUS_BYTES;
     }
 
     /**

@@ -97,7 +97,7 @@ public final class Configuration implements Cloneable {
     public static final int UDP_SPIN_US_DEFAULT = 20;
     /**
      * Property of the default {@link CollectiveTuning#rendezvousBytes()} of {@link #collectives()} (default
-     * {@link CollectiveTuning#RENDEZVOUS_BYTES}).
+     * {@link CollectiveTuning#AUTO_RENDEZVOUS}, 0: by the link).
      */
     public static final String CO_RENDEZVOUS_BYTES_PROP = "jdet.co.rendezvous.bytes";
     /** Property of {@link #ethEtherType()}. */
@@ -206,12 +206,12 @@ public final class Configuration implements Cloneable {
     }
 
     private static CollectiveTuning rendezvousProperty() {
-        final long bytes = longProperty(CO_RENDEZVOUS_BYTES_PROP, CollectiveTuning.RENDEZVOUS_BYTES);
-        if (bytes < 1) {
+        final long bytes = longProperty(CO_RENDEZVOUS_BYTES_PROP, CollectiveTuning.AUTO_RENDEZVOUS);
+        if (bytes < 0) {
             throw new DetException(Errno.EINVAL, "system property " + CO_RENDEZVOUS_BYTES_PROP + "=" + bytes
-                + " is below 1");
+                + " is negative");
         }
-        return bytes == CollectiveTuning.RENDEZVOUS_BYTES ? CollectiveTuning.DEFAULT
+        return bytes == CollectiveTuning.AUTO_RENDEZVOUS ? CollectiveTuning.DEFAULT
             : CollectiveTuning.DEFAULT.withRendezvousBytes(bytes);
     }
 

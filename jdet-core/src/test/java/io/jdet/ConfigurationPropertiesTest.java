@@ -54,11 +54,13 @@ class ConfigurationPropertiesTest {
     void theRendezvousThresholdOfCollectivesHasAProperty() {
         withProperty(Configuration.CO_RENDEZVOUS_BYTES_PROP, "4096", () ->
             assertEquals(4096, new Configuration().collectives().rendezvousBytes()));
-        assertEquals(CollectiveTuning.RENDEZVOUS_BYTES, new Configuration().collectives().rendezvousBytes());
+        assertEquals(CollectiveTuning.AUTO_RENDEZVOUS, new Configuration().collectives().rendezvousBytes());
+        withProperty(Configuration.CO_RENDEZVOUS_BYTES_PROP, "0", () ->
+            assertEquals(CollectiveTuning.AUTO_RENDEZVOUS, new Configuration().collectives().rendezvousBytes()));
         withProperty(Configuration.CO_RENDEZVOUS_BYTES_PROP, "big", () ->
             assertErrno(Errno.EINVAL, Configuration::new, "a malformed threshold"));
-        withProperty(Configuration.CO_RENDEZVOUS_BYTES_PROP, "0", () ->
-            assertErrno(Errno.EINVAL, Configuration::new, "a threshold below a byte"));
-        assertErrno(Errno.EINVAL, () -> CollectiveTuning.DEFAULT.withRendezvousBytes(0), "the same through the API");
+        withProperty(Configuration.CO_RENDEZVOUS_BYTES_PROP, "-1", () ->
+            assertErrno(Errno.EINVAL, Configuration::new, "a negative threshold"));
+        assertErrno(Errno.EINVAL, () -> CollectiveTuning.DEFAULT.withRendezvousBytes(-1), "the same through the API");
     }
 }

@@ -123,7 +123,7 @@ final class Joiner implements Runnable {
                 final long base = (long) k * regionSlots * slotBytes;
                 final MwImpl window = (MwImpl) own(co.pd.createMw(2));
                 mesh[j] = new Channel(j, qp, sqDepth, slotMem.asSlice(base, (long) regionSlots * slotBytes),
-                    slotMr.address() + base, slotMr.lKey(), slotBytes, dataSlots, co.tuning.rendezvousBytes(),
+                    slotMr.address() + base, slotMr.lKey(), slotBytes, dataSlots, co.tuning.rendezvousBytesFor(self),
                     window);
                 mesh[j].postAll();
                 myQps[j] = qp.number();
