@@ -165,12 +165,14 @@ public record CollectiveTuning(long timeoutMs, int maxSize, int depth, int slotB
      * ({@code loop:}) and shared memory ({@code shm:}), where a copy through the slots costs more than the
      * rendezvous's round trip sooner (a 4-member 24 KiB all-to-all on the fabric: 58 µs eager, 27 by rendezvous),
      * and {@value #NETWORK_RENDEZVOUS_BYTES} over UDP and raw Ethernet (a 4-member 32 KiB all-to-all over UDP
-     * loopback: 150 µs eager, 109 by rendezvous; at 16 KiB a 2-member exchange lost a third). Raises nothing.
+     * loopback: 150 µs eager, 109 by rendezvous; at 16 KiB a 2-member exchange lost a third).
      *
      * @param nicAddress the address of the member's NIC ({@link Nic#address})
      * @return the least message that goes by rendezvous
+     * @throws NullPointerException if {@code nicAddress} is null
      */
     public long rendezvousBytesFor(final String nicAddress) {
+        java.util.Objects.requireNonNull(nicAddress, "nicAddress");
         if (rendezvousBytes != AUTO_RENDEZVOUS) {
             return rendezvousBytes;
         }

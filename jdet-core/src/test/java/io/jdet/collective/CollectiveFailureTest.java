@@ -222,7 +222,7 @@ class CollectiveFailureTest {
      * Members that disagree on a broadcast's length break the rules of the wire, eager or by rendezvous: the member
      * that finds out fails BAD_RESPONSE, and the other learns it from the torn-down connection; never a hang, never
      * SUCCESS at the member whose bytes were wrong. Root 0 sends {@code rootBytes}, rank 1 expects {@code rank1Bytes}
-     * (the default tuning: rendezvous from 64 KiB); {@code finder} is the member whose check trips: rank 1 for a chunk
+     * (the default tuning: rendezvous from 16 KiB); {@code finder} is the member whose check trips: rank 1 for a chunk
      * longer than what remains (eager) or a chunk into the destination it advertised (eager sent where it expected a
      * rendezvous), the root for an advertisement of another length (both by rendezvous).
      */

@@ -35,6 +35,13 @@ class CollectiveRendezvousThresholdTest {
     }
 
     @Test
+    void shouldRefuseANullAddressWhateverTheThreshold() {
+        assertThrows(NullPointerException.class, () -> CollectiveTuning.DEFAULT.rendezvousBytesFor(null));
+        assertThrows(NullPointerException.class,
+            () -> CollectiveTuning.DEFAULT.withRendezvousBytes(65_536).rendezvousBytesFor(null));
+    }
+
+    @Test
     void shouldRefuseANegativeThresholdWithEinval() {
         assertEquals(Errno.EINVAL, assertThrows(DetException.class,
             () -> CollectiveTuning.DEFAULT.withRendezvousBytes(-1)).errno());
