@@ -21,8 +21,9 @@ import java.util.Map;
  * recvmmsg} lands up to 16 datagrams in the link's receive buffers with one system call, where the CRC is checked
  * before anything else looks at it, and the engine copies the payload once, into the target memory, while the
  * handler runs (a corrupted frame must never reach that memory, so the kernel cannot write into it directly; the
- * long fragments {@link UdpPlacement} lands in place are the exception it explains). Neither path allocates: the message header, iovecs, socket addresses and errno slots
- * are preallocated, and a peer is a {@code long} ({@link UdpAddress#handle}).
+ * long fragments {@link UdpPlacement} lands in place are the exception it explains). Neither path allocates: the
+ * message header, iovecs, socket addresses and errno slots are preallocated, and a peer is a {@code long} ({@link
+ * UdpAddress#handle}).
  *
  * <p>Between {@link #cork} and {@link #uncork} (a post, a progress pass of the engine), frames bound for the same
  * peer are appended to one staged datagram up to the frame size limit, and up to 16 staged datagrams leave with
