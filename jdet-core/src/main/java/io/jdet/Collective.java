@@ -66,7 +66,11 @@ public interface Collective extends AutoCloseable {
      * Joins the group ({@code det_join}): completes with {@link WcType#JOIN} once every member has joined. Rank 0 is
      * the root and listens on the connection manager service derived from the tag; the others connect to it at
      * {@code rootAddress}, so the members find each other by address and tag (DET's broadcast join needs an L2
-     * broadcast that UDP lacks, and its single join frame capped a group at 357).
+     * broadcast that UDP lacks, and its single join frame capped a group at 357). Every member must run with the
+     * same {@link CollectiveTuning} in what decides how messages travel (slot size and count, the rendezvous threshold
+     * its link resolves, the algorithm switch points): the root refuses a member that differs, whose JOIN then
+     * completes at once with {@link WcStatus#REMOTE_OP_ERR} (a later post's ENOTCONN says why), while the root goes
+     * on waiting for a member that agrees.
      *
      * @param id          returned in the completion
      * @param tag         the group's tag, the same on every member and unique among groups

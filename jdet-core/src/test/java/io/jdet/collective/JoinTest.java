@@ -5,6 +5,7 @@ import io.jdet.CollectiveTuning;
 import io.jdet.CompletionQueue;
 import io.jdet.Configuration;
 import io.jdet.ConnectionRejectedException;
+import io.jdet.Det;
 import io.jdet.DetException;
 import io.jdet.Errno;
 import io.jdet.Nic;
@@ -107,7 +108,8 @@ class JoinTest {
             stranger.connectionManager().security(Security.of(Security.Mode.AUTH).withPreSharedKey(wrong));
             final ProtectionDomain pd = stranger.allocPd();
             final CompletionQueue cq = stranger.createCq(16, null);
-            final byte[] claim = ByteBuffer.allocate(16).putLong(g.tag).putInt(2).putInt(1).array();
+            final byte[] claim = ByteBuffer.allocate(24).putLong(g.tag).putInt(2).putInt(1)
+                .putLong(tuningDigest(CollectiveTuning.DEFAULT, 2, stranger.address())).array();
             final int serviceId = serviceId(g.tag);
             for (int k = 0; k < 100; k++) { // more than the root's control queue holds of flushed receives
                 try (QueuePair qp = pd.createQp(new QpCreate(cq, cq, 4, 4, 1, 1, 1, 1))) {
@@ -167,6 +169,43 @@ class JoinTest {
                 g.nics[0].connectionManager().listen(serviceId).close(); // was EEXIST: its listener too
             }
         }
+    }
+
+    /**
+     * A member whose collective tunings differ from the root's (here the rendezvous threshold: another build, another
+     * {@code jdet.co.rendezvous.bytes}) used to join, then wait for messages the others sent another way until the
+     * timeout ("no progress"), or misread them ("disagree on a length"). The root now refuses it at the join: its
+     * JOIN fails at once, saying why.
+     */
+    @Test
+    void shouldRefuseAMemberWhoseTuningsDifferAtOnceSayingWhy() {
+        final Configuration slow = quick().collectives(CollectiveTuning.DEFAULT.withTimeoutMs(20_000));
+        try (Group g = new Group(2, slow);
+             Det other = Det.open(quick().jmx(false).collectives(CollectiveTuning.DEFAULT.withTimeoutMs(20_000)
+                 .withRendezvousBytes(65_536)))) {
+            final Nic nic = other.openNic("loop:co" + g.tag, null);
+            final CompletionQueue cq = nic.createCq(16, null);
+            final Collective co = nic.allocPd().createCollective(cq);
+            g.cos[0].join(1, g.tag, 2, 0, g.nics[0].address(), 0);
+            final long start = System.nanoTime();
+            co.join(2, g.tag, 2, 1, g.nics[0].address(), 0);
+            final WorkCompletion wc = each(new CompletionQueue[] {cq}, 10_000)[0];
+            assertEquals(WcType.JOIN, wc.type());
+            assertEquals(WcStatus.REMOTE_OP_ERR, wc.status(), wc.toString());
+            assertTrue(System.nanoTime() - start < 10_000_000_000L, "long before the 20 s timeout");
+            final DetException later = assertThrows(DetException.class, () -> co.barrier(3, 0));
+            assertEquals(Errno.ENOTCONN, later.errno());
+            assertTrue(later.getMessage().contains("tunings differ"), later.getMessage());
+        }
+    }
+
+    /** {@code Joiner.tuningDigest}, what a member's join request carries (package-private in the implementation). */
+    private static long tuningDigest(final CollectiveTuning t, final int size, final String address)
+        throws ReflectiveOperationException {
+        final java.lang.reflect.Method digest = Class.forName("io.jdet.internal.collective.Joiner")
+            .getDeclaredMethod("tuningDigest", CollectiveTuning.class, int.class, String.class);
+        digest.setAccessible(true);
+        return (long) digest.invoke(null, t, size, address);
     }
 
     /** The connection manager service a group's root listens on (package-private in the implementation). */

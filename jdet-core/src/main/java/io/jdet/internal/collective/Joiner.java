@@ -34,7 +34,8 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * The join, on its own virtual thread (it waits on the connection manager): every member makes one queue pair per
- * peer and posts its receive slots; rank 0 listens on a service derived from the tag, the others connect to it and
+ * peer and posts its receive slots; rank 0 listens on a service derived from the tag, the others connect to it (the
+ * request carries the tag, size, rank and {@link #tuningDigest}: the root refuses a member whose tunings differ) and
  * send their record (NIC address and queue pair numbers); rank 0 answers each with its table (every member's
  * address and the queue pair number meant for it, as long as the group needs: no one-frame limit); each member
  * connects its mesh, tells rank 0, and waits for rank 0's release, so no data ever reaches an unconnected queue
@@ -42,6 +43,10 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class Joiner implements Runnable {
     private static final int MAX_ADDRESS = 255;
+    /** A member's join request: tag (8 bytes), size (4), rank (4), {@link #tuningDigest} (8). */
+    private static final int JOIN_REQUEST = 24;
+    /** How the root's refusal of a member whose tunings differ begins. */
+    private static final String TUNINGS_DIFFER = "jdet-co: tunings differ";
     /** One queue pair in a join record or table: its number (4 bytes) and start sequence numbers (8). */
     private static final int ENTRY = 12;
     /** This member's mesh queue pairs' start sequence numbers, by peer rank. */
@@ -263,15 +268,22 @@ final class Joiner implements Runnable {
         while (joined < p) {
             final ConnectionRequest req = listener.take(remainingMs());
             final ByteBuffer pd = ByteBuffer.wrap(req.privateData());
-            if (pd.remaining() != 16) {
+            if (pd.remaining() != JOIN_REQUEST) {
                 req.reject(null);
                 continue;
             }
             final long tag = pd.getLong();
             final int size = pd.getInt();
             final int rank = pd.getInt();
+            final long digest = pd.getLong();
             if (tag != co.tag || size != p || rank <= 0 || rank >= p || ctrl[rank] != null) {
                 req.reject("jdet-co: wrong tag, size or rank".getBytes(StandardCharsets.UTF_8));
+                continue;
+            }
+            if (digest != tuningDigest(co.tuning, p, self)) {
+                // the member learns at once and fails its join; the root waits for a member that agrees
+                req.reject((TUNINGS_DIFFER + ": rank " + rank + "'s collective tunings (slots, rendezvous threshold "
+                    + "or switch points) are not the root's").getBytes(StandardCharsets.UTF_8));
                 continue;
             }
             final QueuePair qp = ctrlQp();
@@ -358,6 +370,23 @@ final class Joiner implements Runnable {
         await(SEND, 2 * (p - 1));
     }
 
+    /**
+     * A digest of what every member of a group must agree on to run the same steps with the same chunks: the slot
+     * size and count, the rendezvous threshold as this member's link resolves it, and the algorithm switch points.
+     * Members that differ in any (another build, another {@code jdet.co.rendezvous.bytes}) would wait for each
+     * other's messages until the timeout or misread them; the root refuses them at the join instead.
+     */
+    static long tuningDigest(final CollectiveTuning t, final int size, final String nicAddress) {
+        final long[] values = {t.slotBytes(), t.slotsFor(size), t.rendezvousBytesFor(nicAddress), t.bcastShortMsg(),
+            t.bcastLongMsg(), t.bcastMinProcs(), t.allgatherShortMsg(), t.allgatherLongMsg(), t.alltoallShortMsg(),
+            t.alltoallMediumMsg(), t.alltoallMinProcs(), t.allreduceShortMsg(), t.allreduceRingMsg()};
+        long h = 0xCBF2_9CE4_8422_2325L; // FNV-1a, one long at a time
+        for (final long v : values) {
+            h = (h ^ v) * 0x0000_0100_0000_01B3L;
+        }
+        return h;
+    }
+
     // ------------------------------------------------------------------ member
 
     private void member(final Nic nic, final String self, final int[] myQps, final String[] addresses,
@@ -367,7 +396,8 @@ final class Joiner implements Runnable {
         final QueuePair qp = ctrlQp();
         recv(qp, TABLE, 0, tableOff(0), tableMax);
         recv(qp, RELEASE, 0, 0, 0);
-        final byte[] priv = ByteBuffer.allocate(16).putLong(co.tag).putInt(p).putInt(r).array();
+        final byte[] priv = ByteBuffer.allocate(JOIN_REQUEST).putLong(co.tag).putInt(p).putInt(r)
+            .putLong(tuningDigest(co.tuning, p, self)).array();
         while (true) {
             // One attempt may last the whole join (the request is retransmitted until the root answers): a shorter
             // one that expired while the root was accepting it left the root waiting for a confirmation that never
@@ -378,7 +408,8 @@ final class Joiner implements Runnable {
                 break;
             } catch (final ConnectionRejectedException e) {
                 if (e.privateData().length > 0) {
-                    throw new DetException(Errno.EEXIST, new String(e.privateData(), StandardCharsets.UTF_8));
+                    final String why = new String(e.privateData(), StandardCharsets.UTF_8);
+                    throw new DetException(why.startsWith(TUNINGS_DIFFER) ? Errno.EINVAL : Errno.EEXIST, why);
                 }
                 LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2)); // the root does not listen yet
             } catch (final DetException e) {
