@@ -56,6 +56,22 @@ public final class VethPair implements AutoCloseable {
         must("addr", "add", cidr, "dev", end);
     }
 
+    /**
+     * Gives the ends the first and second addresses of a /30 in {@code 198.18.<subnet>.0/24} (RFC 2544,
+     * benchmarking: on no real network), the /30 chosen by this process's id, so that UDP can run between two
+     * local addresses that are not on loopback.
+     *
+     * @param subnet the third byte, one per test, so that tests of one run never share an address
+     * @return the addresses of {@link #a} and {@link #b}, without prefix
+     */
+    public String[] addresses(final int subnet) {
+        final int net = (int) (ProcessHandle.current().pid() % 60) * 4;
+        final String[] both = {"198.18." + subnet + "." + (net + 1), "198.18." + subnet + "." + (net + 2)};
+        address(a, both[0] + "/30");
+        address(b, both[1] + "/30");
+        return both;
+    }
+
     /** @return {@code eth:<a>} */
     public String nicA() {
         return "eth:" + a;

@@ -102,12 +102,9 @@ class UdpLinkLoopbackCrcTest {
     @Test
     void aFrameWithoutACrcFromASourceOffLoopbackIsDropped() throws IOException {
         try (VethPair veth = new VethPair(1500)) {
-            // addresses from 198.18.0.0/15 (RFC 2544, benchmarking): on no real network
-            final int net = (int) (ProcessHandle.current().pid() % 60) * 4;
-            final String a = "198.18.214." + (net + 1);
-            final String b = "198.18.214." + (net + 2);
-            veth.address(veth.a, a + "/30");
-            veth.address(veth.b, b + "/30");
+            final String[] ip = veth.addresses(214);
+            final String a = ip[0];
+            final String b = ip[1];
             try (UdpLink link = new UdpLink("udp:" + a);
                  DatagramChannel raw = DatagramChannel.open().bind(new InetSocketAddress(b, 0))) {
                 assertTrue(link.checksummed(link.resolve("udp:127.0.0.1:4000")),
@@ -136,11 +133,9 @@ class UdpLinkLoopbackCrcTest {
             assertEquals(0L, b.get("link.rx.bad_crc"));
         }
         try (VethPair veth = new VethPair(65_535)) { // frames long enough to be placed (Responder.PLACE_MIN)
-            final int net = (int) (ProcessHandle.current().pid() % 60) * 4;
-            veth.address(veth.a, "198.18.215." + (net + 1) + "/30");
-            veth.address(veth.b, "198.18.215." + (net + 2) + "/30");
+            final String[] ip = veth.addresses(215);
             try (Loopback pair = Loopback.open(new Loopback.Options().bufferBytes(1 << 20)
-                .nics("udp:198.18.215." + (net + 1), "udp:198.18.215." + (net + 2)))) {
+                .nics("udp:" + ip[0], "udp:" + ip[1]))) {
                 writeAndCompare(pair);
                 final Map<String, Long> b = pair.nicB.counters();
                 assertEquals(0L, b.get("link.rx.loopback_unchecked"), b::toString);

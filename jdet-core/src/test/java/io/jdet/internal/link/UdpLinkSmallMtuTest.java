@@ -33,12 +33,9 @@ class UdpLinkSmallMtuTest {
     @Test
     void shouldCarryAMessageOverAnInterfaceWhoseMtuLeavesNoRoomForAFrame() {
         try (VethPair veth = new VethPair(100)) {
-            // addresses from 198.18.0.0/15 (RFC 2544, benchmarking): on no real network
-            final int net = (int) (ProcessHandle.current().pid() % 60) * 4;
-            veth.address(veth.a, "198.18.213." + (net + 1) + "/30");
-            veth.address(veth.b, "198.18.213." + (net + 2) + "/30");
+            final String[] ip = veth.addresses(213);
             try (Loopback pair = Loopback.open(new Loopback.Options()
-                .nics("udp:198.18.213." + (net + 1), "udp:198.18.213." + (net + 2)))) {
+                .nics("udp:" + ip[0], "udp:" + ip[1]))) {
                 pair.qpB.recv(1, sge(pair.mrB, 0, 1000), 1);
                 Tests.fill(pair.bufA.asSlice(0, 1000), 5);
                 pair.qpA.send(2, sge(pair.mrA, 0, 1000), 1, 0, 0);

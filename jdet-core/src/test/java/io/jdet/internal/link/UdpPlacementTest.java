@@ -174,23 +174,15 @@ class UdpPlacementTest {
     }
 
     /**
-     * A receiver bound to an address of a 1500-byte MTU interface (frame limit 1472) hears a peer whose frames are
-     * longer (its own MTU is larger; here the kernel routes between two local addresses over loopback, as IP
-     * fragments and reassembles them between real hosts): the datagram is placed all the same, since only the header
-     * and the tail are received into scratch. Needs root (a veth pair); skipped without it.
-     */
-    /**
      * A frame whose CRC field is 0 passes unchecked only from a loopback source (docs/PROTOCOL.md, section 4): from
      * any other, a placed one is checked like every frame and dropped.
      */
     @Test
     void shouldCheckAPlacedFrameWithoutACrcFromASourceOffLoopback() {
         try (VethPair veth = new VethPair(65_535)) {
-            final int net = (int) (ProcessHandle.current().pid() % 60) * 4;
-            veth.address(veth.a, "198.18.217." + (net + 1) + "/30");
-            veth.address(veth.b, "198.18.217." + (net + 2) + "/30");
-            try (UdpLink sender = new UdpLink("udp:198.18.217." + (net + 1));
-                 UdpLink receiver = new UdpLink("udp:198.18.217." + (net + 2)); Arena arena = Arena.ofShared()) {
+            final String[] ip = veth.addresses(217);
+            try (UdpLink sender = new UdpLink("udp:" + ip[0]); UdpLink receiver = new UdpLink("udp:" + ip[1]);
+                 Arena arena = Arena.ofShared()) {
                 final Placing handler = new Placing();
                 handler.target = arena.allocate(1 << 16, 64);
                 handler.targetView = handler.target.asByteBuffer();
@@ -211,6 +203,12 @@ class UdpPlacementTest {
         }
     }
 
+    /**
+     * A receiver bound to an address of a 1500-byte MTU interface (frame limit 1472) hears a peer whose frames are
+     * longer (its own MTU is larger; here the kernel routes between two local addresses over loopback, as IP
+     * fragments and reassembles them between real hosts): the datagram is placed all the same, since only the header
+     * and the tail are received into scratch. Needs root (a veth pair); skipped without it.
+     */
     @Test
     void shouldPlaceADatagramLongerThanTheReceiversOwnFrameLimit() throws Exception {
         try (VethPair veth = new VethPair(1500)) {
