@@ -14,6 +14,8 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
+import static io.jdet.internal.link.LinkFrames.assertFrames;
+import static io.jdet.internal.link.LinkFrames.send;
 import static io.jdet.internal.link.LinkFrames.HEADER;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -41,24 +43,6 @@ class FabricLinkBatchTest {
     }
 
     /** Sends a frame tagged {@code tag} with {@code length} payload bytes of {@code tag}. */
-    private static boolean send(final Link from, final Link to, final int tag, final int length) {
-        final FrameGather payload = LinkFrames.payload(length, tag);
-        return from.send(from.resolve(to.address()), LinkFrames.header(tag, payload), HEADER, payload);
-    }
-
-    /** Checks that the frames received are tags {@code first} on, with the payload lengths given. */
-    private static void assertFrames(final LinkFrames.Received got, final int first, final int... lengths) {
-        assertEquals(lengths.length, got.frames.size(), "frames handed over");
-        for (int k = 0; k < lengths.length; k++) {
-            final byte[] frame = got.frames.get(k);
-            assertEquals(HEADER + lengths[k], frame.length, "frame " + k);
-            assertEquals((byte) (first + k), frame[0], "frame " + k + " in order");
-            for (int b = HEADER; b < frame.length; b++) {
-                assertEquals((byte) (first + k), frame[b], "frame " + k + " byte " + b);
-            }
-        }
-    }
-
     @Test
     void shouldSendTheFirstFrameAtOnceAndTheRestOfTheBatchInOneSlotInOrder() {
         final String name = fabric();
@@ -341,21 +325,7 @@ class FabricLinkBatchTest {
     void shouldPushWhatIsStagedInsideABatchAndStageWhatFollows() {
         final String name = fabric();
         try (FabricLink a = new FabricLink(name, 4096, 8); FabricLink b = new FabricLink(name, 4096, 8)) {
-            a.cork();
-            assertTrue(send(a, b, 1, 8));
-            assertTrue(send(a, b, 2, 8));
-            assertTrue(send(a, b, 3, 8));
-            final LinkFrames.Received got = new LinkFrames.Received();
-            assertEquals(1, b.receive(got, 8), "the first frame alone; the others staged");
-            a.push();
-            assertEquals(1, b.receive(got, 8), "pushed inside the batch: one slot");
-            a.push();
-            assertEquals(0, b.receive(got, 8), "nothing staged, nothing pushed");
-            assertTrue(send(a, b, 4, 8));
-            assertEquals(0, b.receive(got, 8), "still inside the batch: staged again");
-            a.uncork();
-            assertEquals(1, b.receive(got, 8));
-            assertFrames(got, 1, 8, 8, 8, 8);
+            LinkFrames.assertPushInsideABatch(a, b);
         }
     }
 }

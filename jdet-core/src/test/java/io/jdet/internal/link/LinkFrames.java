@@ -9,6 +9,9 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 /** Frames for the link tests: a sealed header plus payload, and a handler that keeps copies of what arrives. */
 final class LinkFrames {
     /** A header as long as the engine's, so that every link accepts it. */
@@ -55,6 +58,48 @@ final class LinkFrames {
         final FrameGather gather = new FrameGather(1);
         gather.add(segment, view, 0, length);
         return gather;
+    }
+
+    /** Sends frame {@code tag} with {@code length} payload bytes of that value from one link to another. */
+    static boolean send(final Link from, final Link to, final int tag, final int length) {
+        final FrameGather payload = payload(length, tag);
+        return from.send(from.resolve(to.address()), header(tag, payload), HEADER, payload);
+    }
+
+    /** Checks that the frames received are tags {@code first} on, with the payload lengths given. */
+    static void assertFrames(final Received got, final int first, final int... lengths) {
+        assertEquals(lengths.length, got.frames.size(), "frames handed over");
+        for (int k = 0; k < lengths.length; k++) {
+            final byte[] frame = got.frames.get(k);
+            assertEquals(HEADER + lengths[k], frame.length, "frame " + k);
+            assertEquals((byte) (first + k), frame[0], "frame " + k + " in order");
+            for (int b = HEADER; b < frame.length; b++) {
+                assertEquals((byte) (first + k), frame[b], "frame " + k + " byte " + b);
+            }
+        }
+    }
+
+    /**
+     * On a link that stages a batch's frames for one slot (the fabric, shared memory): a push inside the batch
+     * publishes what is staged, a push with nothing staged publishes nothing, and what follows is staged again until
+     * the batch ends.
+     */
+    static void assertPushInsideABatch(final Link a, final Link b) {
+        a.cork();
+        assertTrue(send(a, b, 1, 8));
+        assertTrue(send(a, b, 2, 8));
+        assertTrue(send(a, b, 3, 8));
+        final LinkFrames.Received got = new LinkFrames.Received();
+        assertEquals(1, b.receive(got, 8), "the first frame alone; the others staged");
+        a.push();
+        assertEquals(1, b.receive(got, 8), "pushed inside the batch: one slot");
+        a.push();
+        assertEquals(0, b.receive(got, 8), "nothing staged, nothing pushed");
+        assertTrue(send(a, b, 4, 8));
+        assertEquals(0, b.receive(got, 8), "still inside the batch: staged again");
+        a.uncork();
+        assertEquals(1, b.receive(got, 8));
+        assertFrames(got, 1, 8, 8, 8, 8);
     }
 
     /** What a link handed over: one copy per frame, with the peer handle. */

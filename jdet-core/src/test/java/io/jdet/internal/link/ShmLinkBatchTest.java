@@ -16,6 +16,8 @@ import java.nio.file.StandardOpenOption;
 import java.util.HashMap;
 import java.util.Map;
 
+import static io.jdet.internal.link.LinkFrames.assertFrames;
+import static io.jdet.internal.link.LinkFrames.send;
 import static io.jdet.internal.link.LinkFrames.HEADER;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -47,24 +49,6 @@ class ShmLinkBatchTest {
     }
 
     /** Sends a frame tagged {@code tag} with {@code length} payload bytes of {@code tag}. */
-    private static boolean send(final Link from, final Link to, final int tag, final int length) {
-        final FrameGather payload = LinkFrames.payload(length, tag);
-        return from.send(from.resolve(to.address()), LinkFrames.header(tag, payload), HEADER, payload);
-    }
-
-    /** Checks that the frames received are tags {@code first} on, with the payload lengths given. */
-    private static void assertFrames(final LinkFrames.Received got, final int first, final int... lengths) {
-        assertEquals(lengths.length, got.frames.size(), "frames handed over");
-        for (int k = 0; k < lengths.length; k++) {
-            final byte[] frame = got.frames.get(k);
-            assertEquals(HEADER + lengths[k], frame.length, "frame " + k);
-            assertEquals((byte) (first + k), frame[0], "frame " + k + " in order");
-            for (int b = HEADER; b < frame.length; b++) {
-                assertEquals((byte) (first + k), frame[b], "frame " + k + " byte " + b);
-            }
-        }
-    }
-
     private Path ringFile(final String group, final Link link) throws Exception {
         return dir.resolve("jdet-" + Files.getAttribute(Path.of("/proc/self"), "unix:uid")).resolve(group)
             .resolve(link.address().substring(("shm:" + group + "/").length()) + ".ring");
@@ -340,21 +324,7 @@ class ShmLinkBatchTest {
     @Test
     void aPushInsideABatchPublishesWhatIsStagedAndWhatFollowsIsStagedAgain() {
         try (Link a = open("push", 1024, 8); Link b = open("push", 1024, 8)) {
-            a.cork();
-            assertTrue(send(a, b, 1, 8));
-            assertTrue(send(a, b, 2, 8));
-            assertTrue(send(a, b, 3, 8));
-            final LinkFrames.Received got = new LinkFrames.Received();
-            assertEquals(1, b.receive(got, 8), "the first frame alone; the others staged");
-            a.push();
-            assertEquals(1, b.receive(got, 8), "pushed inside the batch: one slot");
-            a.push();
-            assertEquals(0, b.receive(got, 8), "nothing staged, nothing pushed");
-            assertTrue(send(a, b, 4, 8));
-            assertEquals(0, b.receive(got, 8), "still inside the batch: staged again");
-            a.uncork();
-            assertEquals(1, b.receive(got, 8));
-            assertFrames(got, 1, 8, 8, 8, 8);
+            LinkFrames.assertPushInsideABatch(a, b);
         }
     }
 }
