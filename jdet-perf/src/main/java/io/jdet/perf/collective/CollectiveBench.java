@@ -10,8 +10,11 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.DoubleSupplier;
+import java.util.function.LongSupplier;
 
 /**
  * {@code jdet perf --tests co-... --ranks N}: the collectives of N members in this JVM, OSU style (the average
@@ -141,18 +144,63 @@ public final class CollectiveBench {
     /**
      * α and β in microseconds, from a two-member broadcast of 8 bytes and of {@link #BETA_BYTES}: {@code --iters}
      * shortens these runs but never lengthens them (a long run of small operations would otherwise first move
-     * {@code --iters} MiB-sized broadcasts).
+     * {@code --iters} MiB-sized broadcasts). Unless {@code --warmup} is given, each comes from rounds repeated until
+     * {@link #SETTLE_ROUNDS} in a row bring no new least ({@link #settled}): these are the run's first operations,
+     * and on a small machine the JIT compiler goes on compiling for seconds after the warm-up, on the cores the
+     * members need; a single round gave an α of 8 to 22 µs where the same broadcast later took 3.7.
      */
     private static double[] alphaBeta(final PerfConfig config, final String nic, final Configuration device) {
         try (Members pair = new Members(nic, 2, device, config.timeoutMs())) {
             final long small = config.iterations() > 0 ? Math.min(config.iterations(), 1000) : 1000;
             final long large = config.iterations() > 0 ? Math.min(config.iterations(), 50) : 50;
-            final double alpha = measure(pair, TestKind.CO_BCAST, 8, small, config.warmup(small),
-                3 * minWarmupNs(config), false);
-            final double big = measure(pair, TestKind.CO_BCAST, BETA_BYTES, large, config.warmup(large),
+            double alpha = measure(pair, TestKind.CO_BCAST, 8, small, config.warmup(small), 3 * minWarmupNs(config),
+                false);
+            double big = measure(pair, TestKind.CO_BCAST, BETA_BYTES, large, config.warmup(large),
                 minWarmupNs(config), false);
+            if (minWarmupNs(config) > 0) { // the rounds above were the warm-ups: the settled figures replace them
+                alpha = settled(() -> measure(pair, TestKind.CO_BCAST, 8, small, 0, 0, false), SETTLE_ROUNDS,
+                    SETTLE_MAX_NS, System::nanoTime);
+                big = settled(() -> measure(pair, TestKind.CO_BCAST, BETA_BYTES, large, 0, 0, false), SETTLE_ROUNDS,
+                    SETTLE_MAX_NS, System::nanoTime);
+            }
             return new double[] {alpha, Math.max(0, big - alpha) / BETA_BYTES};
         }
+    }
+
+    /** Rounds in a row without a new least that end {@link #settled}. */
+    static final int SETTLE_ROUNDS = 25;
+    /** The longest {@link #settled} repeats rounds. */
+    static final long SETTLE_MAX_NS = 3_000_000_000L;
+
+    /**
+     * The settled figure of repeated rounds of a measurement: rounds run until {@code quietRounds} in a row bring no
+     * new least, or until {@code maxNs} have passed on {@code clock} (the round that passes it is the last); the
+     * figure is the median of the rounds from the last new least on, the steady state once the figure stopped
+     * falling (the least alone would be a best case). Raises what a round raises.
+     *
+     * @param round       one round, its figure (lower is better)
+     * @param quietRounds rounds in a row without a new least that end it, at least 1
+     * @param maxNs       the longest it repeats rounds, in nanoseconds of {@code clock}
+     * @param clock       the time in nanoseconds
+     * @return the median of the last least and the rounds after it
+     */
+    static double settled(final DoubleSupplier round, final int quietRounds, final long maxNs,
+                          final LongSupplier clock) {
+        final long start = clock.getAsLong();
+        final double[] since = new double[quietRounds + 1];
+        since[0] = round.getAsDouble();
+        int n = 1;
+        while (n <= quietRounds && clock.getAsLong() - start < maxNs) {
+            final double figure = round.getAsDouble();
+            if (figure < since[0]) {
+                since[0] = figure;
+                n = 1;
+            } else {
+                since[n++] = figure;
+            }
+        }
+        Arrays.sort(since, 0, n);
+        return n % 2 == 1 ? since[n / 2] : (since[n / 2 - 1] + since[n / 2]) / 2;
     }
 
     private static void write(final PerfConfig config, final String nic, final int ranks, final double[] ab,
