@@ -37,6 +37,12 @@ final class Posix {
     static final int EINTR = 4;
     static final int EAGAIN = 11;
     static final int ENOBUFS = 105;
+    static final int EIO = 5;
+    static final int EINVAL = 22;
+    static final int EMSGSIZE = 90;
+    /** {@code SOL_UDP} and {@code UDP_SEGMENT} (linux/udp.h): a send's cmsg that has the kernel cut it into datagrams. */
+    static final int SOL_UDP = 17;
+    static final int UDP_SEGMENT = 103;
 
     /** {@code struct sockaddr_in}: family (host order), port and address (network order), 8 bytes of zero. */
     static final int SOCKADDR_IN_SIZE = 16;
@@ -48,6 +54,12 @@ final class Posix {
     static final int MSG_NAMELEN = 8;
     static final int MSG_IOV = 16;
     static final int MSG_IOVLEN = 24;
+    static final int MSG_CONTROL = 32;
+    static final int MSG_CONTROLLEN = 40;
+    /** {@code struct cmsghdr}: length (the header's 16 bytes included), level, type, then the data. */
+    static final int CMSGHDR_SIZE = 16;
+    static final int CMSG_LEVEL = 8;
+    static final int CMSG_TYPE = 12;
     /** {@code struct mmsghdr}: a msghdr, then the received length (and padding). */
     static final int MMSGHDR_SIZE = 64;
     static final int MMSG_LEN = 56;

@@ -227,6 +227,11 @@ public final class UdpLink implements Link {
         return address;
     }
 
+    /** @return the socket's descriptor, for tests that set a socket option on it */
+    int fd() {
+        return fd;
+    }
+
     @Override
     public int mtu() {
         return mtu;

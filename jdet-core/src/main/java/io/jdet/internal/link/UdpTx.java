@@ -30,6 +30,10 @@ import java.lang.foreign.ValueLayout;
  * deregistration, a flush or closing lets the application reuse the memory; it sends what is staged or, if the
  * kernel has no room, materializes it.
  *
+ * <p>Segmented sends (UDP GSO): a run of staged datagrams for one peer, all of one length but a last that may be
+ * shorter, goes as one message with a {@code UDP_SEGMENT} cmsg, which the kernel cuts back into those datagrams
+ * after one pass through its IP stack ({@link #send}, {@link #segmenting}); docs/PROTOCOL.md section 10.
+ *
  * <p>Called by the holder of the NIC's engine lock only. Allocation free.
  */
 final class UdpTx {
@@ -43,6 +47,12 @@ final class UdpTx {
     static final int IOVS = 32;
     /** The most distinct arenas one batch gathers from (extra arguments of the {@code syscall}). */
     static final int KEEP = Posix.KEEP_ARGS;
+    /** The most datagrams one segmented send carries ({@code UDP_MAX_SEGMENTS} of every kernel since 4.18). */
+    static final int GSO_MAX_SEGMENTS = 64;
+    /** The most bytes one segmented send carries: the largest UDP payload, which the kernel then cuts. */
+    static final int GSO_MAX_BYTES = UdpAddress.MAX_UDP_PAYLOAD;
+    /** A {@code UDP_SEGMENT} cmsg: its header and a 2-byte segment size, padded to 8 bytes ({@code CMSG_SPACE(2)}). */
+    private static final int GSO_CMSG_SPACE = Posix.CMSGHDR_SIZE + 8;
 
     private final int fd;
     private final int mtu;
@@ -76,6 +86,20 @@ final class UdpTx {
     /** Whether a staged datagram gathers from registered memory. */
     private boolean gathering;
 
+    /**
+     * Segmented sends (UDP GSO): a run of staged datagrams for one peer, all of one length but the last, which may
+     * be shorter, goes as one message that the kernel cuts back into those datagrams, so the IP stack, the route and
+     * the device see it once. Off for good once the kernel refuses one (an old kernel, or a route whose device
+     * cannot take it); the datagrams then go one by one, as before.
+     */
+    private boolean segmenting = true;
+    /** The batch's messages when some are segmented: their headers, their iovecs (copied), their cmsgs. */
+    private final MemorySegment gsoMsgs;
+    private final MemorySegment gsoIovs;
+    private final MemorySegment gsoControl;
+    /** How many staged datagrams each of those messages carries. */
+    private final int[] gsoDatagrams = new int[BATCH];
+
     /** Sends still to answer as if the kernel had no room (EAGAIN), without calling it: set by tests only. */
     int refuseForTests;
 
@@ -83,6 +107,9 @@ final class UdpTx {
     private long gathered;
     private long sendErrors;
     private long dropped;
+    private long segmentedSends;
+    private long segmentedDatagrams;
+    private long segmentingRefused;
 
     /**
      * Lays out the batch in the link's memory.
@@ -110,6 +137,15 @@ final class UdpTx {
             msgFrom[k] = msgs.asSlice(msg);
         }
         java.util.Arrays.fill(keep, MemorySegment.NULL);
+        this.gsoMsgs = arena.allocate((long) Posix.MMSGHDR_SIZE * BATCH, 8);
+        this.gsoIovs = arena.allocate((long) Posix.IOVEC_SIZE * IOVS * BATCH, 8);
+        this.gsoControl = arena.allocate((long) GSO_CMSG_SPACE * BATCH, 8);
+        for (int m = 0; m < BATCH; m++) {
+            final long cmsg = (long) m * GSO_CMSG_SPACE;
+            gsoControl.set(ValueLayout.JAVA_LONG, cmsg, Posix.CMSGHDR_SIZE + 2); // CMSG_LEN(2)
+            gsoControl.set(ValueLayout.JAVA_INT, cmsg + Posix.CMSG_LEVEL, Posix.SOL_UDP);
+            gsoControl.set(ValueLayout.JAVA_INT, cmsg + Posix.CMSG_TYPE, Posix.UDP_SEGMENT);
+        }
     }
 
     private static long iovAt(final int k, final int j) {
@@ -251,7 +287,8 @@ final class UdpTx {
     }
 
     /**
-     * Sends the staged datagrams, as many per {@code sendmmsg} as there are.
+     * Sends the staged datagrams, as many per {@code sendmmsg} as there are; runs of them as segmented sends
+     * ({@link #segmenting}).
      *
      * @return true if none is left staged; false if the kernel had no room (they stay, and go at the next call)
      */
@@ -261,12 +298,18 @@ final class UdpTx {
                 refuseForTests--;
                 return false;
             }
-            for (int k = first; k < count; k++) {
-                msgs.set(ValueLayout.JAVA_LONG, (long) k * Posix.MMSGHDR_SIZE + Posix.MSG_IOVLEN, iovCounts[k]);
-            }
+            final int messages = segmenting ? group() : 0;
             final int n;
             try {
-                n = Posix.sendmmsgKeeping(fd, msgFrom[first], count - first, errno, keep);
+                if (messages > 0) {
+                    n = Posix.sendmmsgKeeping(fd, gsoMsgs, messages, errno, keep);
+                } else {
+                    for (int k = first; k < count; k++) {
+                        msgs.set(ValueLayout.JAVA_LONG, (long) k * Posix.MMSGHDR_SIZE + Posix.MSG_IOVLEN,
+                            iovCounts[k]);
+                    }
+                    n = Posix.sendmmsgKeeping(fd, msgFrom[first], count - first, errno, keep);
+                }
             } catch (final IllegalStateException e) {
                 if (kept == 0) {
                     throw e; // not a closed arena of the batch's: a fault of the link's own
@@ -275,21 +318,99 @@ final class UdpTx {
                 continue;
             }
             if (n > 0) {
-                first += n;
+                first += messages > 0 ? sent(n) : n;
                 continue;
             }
             final int err = Posix.errno(errno);
             if (err == Posix.EAGAIN || err == Posix.ENOBUFS) {
                 return false;
             }
+            if (messages > 0 && gsoDatagrams[0] > 1
+                && (err == Posix.EINVAL || err == Posix.EIO || err == Posix.EMSGSIZE)) {
+                // The kernel refuses to cut this send (too old, no checksum offload on the route's device, a path
+                // MTU below the segment): send datagram by datagram from now on, starting with these.
+                segmenting = false;
+                segmentingRefused++;
+                continue;
+            }
             if (err != Posix.EINTR) {
-                // Unreachable or refused peer, a closed socket: that datagram is lost, as on a wire.
+                // Unreachable or refused peer, a closed socket: that datagram (or run of them) is lost, as on a wire.
                 sendErrors++;
-                first++;
+                first += messages > 0 ? gsoDatagrams[0] : 1;
             }
         }
         clear();
         return true;
+    }
+
+    /**
+     * Lays the staged datagrams out as messages in {@link #gsoMsgs}: each run of datagrams for one peer, of one
+     * length but the last (at most that length), at most {@link #GSO_MAX_SEGMENTS} and {@link #GSO_MAX_BYTES},
+     * becomes one message with a {@code UDP_SEGMENT} cmsg of that length, whose iovecs are the run's in order; any
+     * other datagram a message of its own.
+     *
+     * @return the messages, or 0 if no run has two datagrams (the batch then goes as it is staged)
+     */
+    private int group() {
+        boolean any = false;
+        for (int k = first; k + 1 < count && !any; k++) {
+            any = peers[k + 1] == peers[k] && lengths[k + 1] <= lengths[k]
+                && lengths[k] + lengths[k + 1] <= GSO_MAX_BYTES;
+        }
+        if (!any) {
+            return 0;
+        }
+        int m = 0;
+        long iov = 0;
+        for (int k = first; k < count; m++) {
+            final int size = lengths[k];
+            int end = k + 1;
+            int bytes = size;
+            while (end < count && end - k < GSO_MAX_SEGMENTS && peers[end] == peers[k] && lengths[end] <= size
+                && bytes + lengths[end] <= GSO_MAX_BYTES) {
+                bytes += lengths[end++];
+                if (lengths[end - 1] < size) {
+                    break; // a shorter datagram can only end a run
+                }
+            }
+            final long msg = (long) m * Posix.MMSGHDR_SIZE;
+            final long iovStart = iov;
+            for (int d = k; d < end; d++) {
+                final long from = iovAt(d, 0);
+                final long bytesOfIovs = (long) iovCounts[d] * Posix.IOVEC_SIZE;
+                MemorySegment.copy(iovs, from, gsoIovs, iov, bytesOfIovs);
+                iov += bytesOfIovs;
+            }
+            gsoMsgs.set(ValueLayout.ADDRESS, msg + Posix.MSG_NAME, nameSlots[k]);
+            gsoMsgs.set(ValueLayout.JAVA_INT, msg + Posix.MSG_NAMELEN, Posix.SOCKADDR_IN_SIZE);
+            gsoMsgs.set(ValueLayout.JAVA_LONG, msg + Posix.MSG_IOV, gsoIovs.address() + iovStart);
+            gsoMsgs.set(ValueLayout.JAVA_LONG, msg + Posix.MSG_IOVLEN, (iov - iovStart) / Posix.IOVEC_SIZE);
+            if (end - k > 1) {
+                final long cmsg = (long) m * GSO_CMSG_SPACE;
+                gsoControl.set(ValueLayout.JAVA_SHORT, cmsg + Posix.CMSGHDR_SIZE, (short) size);
+                gsoMsgs.set(ValueLayout.JAVA_LONG, msg + Posix.MSG_CONTROL, gsoControl.address() + cmsg);
+                gsoMsgs.set(ValueLayout.JAVA_LONG, msg + Posix.MSG_CONTROLLEN, GSO_CMSG_SPACE);
+            } else {
+                gsoMsgs.set(ValueLayout.JAVA_LONG, msg + Posix.MSG_CONTROL, 0L);
+                gsoMsgs.set(ValueLayout.JAVA_LONG, msg + Posix.MSG_CONTROLLEN, 0L);
+            }
+            gsoDatagrams[m] = end - k;
+            k = end;
+        }
+        return m;
+    }
+
+    /** @return how many staged datagrams the first {@code messages} messages of {@link #group} carried */
+    private int sent(final int messages) {
+        int datagrams = 0;
+        for (int m = 0; m < messages; m++) {
+            datagrams += gsoDatagrams[m];
+            if (gsoDatagrams[m] > 1) {
+                segmentedSends++;
+                segmentedDatagrams += gsoDatagrams[m];
+            }
+        }
+        return datagrams;
     }
 
     private void clear() {
@@ -408,5 +529,8 @@ final class UdpTx {
         counters.merge("link.tx.coalesced", coalesced, Long::sum);
         counters.merge("link.tx.gathered", gathered, Long::sum);
         counters.merge("link.tx.freed_dropped", dropped, Long::sum);
+        counters.merge("link.tx.segmented_sends", segmentedSends, Long::sum);
+        counters.merge("link.tx.segmented_datagrams", segmentedDatagrams, Long::sum);
+        counters.merge("link.tx.segmenting_refused", segmentingRefused, Long::sum);
     }
 }
