@@ -43,6 +43,8 @@ final class Posix {
     /** {@code SOL_UDP} and {@code UDP_SEGMENT} (linux/udp.h): a send's cmsg that has the kernel cut it into datagrams. */
     static final int SOL_UDP = 17;
     static final int UDP_SEGMENT = 103;
+    /** {@code UDP_GRO} (linux/udp.h): a socket option, and the cmsg that gives an aggregate's datagram size. */
+    static final int UDP_GRO = 104;
 
     /** {@code struct sockaddr_in}: family (host order), port and address (network order), 8 bytes of zero. */
     static final int SOCKADDR_IN_SIZE = 16;

@@ -13,12 +13,14 @@ import java.util.Map;
 
 import static io.jdet.internal.link.LinkFrames.HEADER;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Segmented sends (UDP GSO): staged datagrams for one peer, all of one length but a shorter last one, leave as one
  * {@code sendmmsg} message with a {@code UDP_SEGMENT} cmsg, which the kernel cuts back into exactly those datagrams;
- * the receiver sees the same datagrams, hence the same frames, in order. Runs between two addresses of a veth pair
+ * the receiver sees the same datagrams, hence the same frames, in order: one by one, or, on a link that does not
+ * place fragments (frames under {@link UdpLink#PLACE_MIN_FRAME}), as one aggregate (UDP GRO) that it cuts itself. Runs between two addresses of a veth pair
  * (whose MTU sets the frame limit; the kernel routes the traffic over loopback), which needs root: skipped without,
  * failed in CI.
  */
@@ -69,6 +71,11 @@ class UdpLinkSegmentedSendTest {
                 assertEquals(11L, c.get("link.tx.segmented_datagrams"), c::toString);
                 assertEquals(0L, c.get("link.tx.segmenting_refused"), c::toString);
                 assertEquals(0L, c.get("link.tx.errors"), c::toString);
+                // The receiver took the run as one aggregate (UDP GRO) and cut it back into its datagrams.
+                final Map<String, Long> r = counters(b);
+                assertEquals(1L, r.get("link.rx.aggregates"), r::toString);
+                assertEquals(11L, r.get("link.rx.aggregated_datagrams"), r::toString);
+                assertEquals(0L, r.get("link.rx.bad_crc"), r::toString);
             }
         }
     }
@@ -115,6 +122,48 @@ class UdpLinkSegmentedSendTest {
                 final Map<String, Long> m = counters(a);
                 assertEquals(2L, m.get("link.tx.segmented_sends"), m::toString);
                 assertEquals(9L, m.get("link.tx.segmented_datagrams"), m::toString);
+            }
+        }
+    }
+
+    @Test
+    void aCorruptDatagramInsideAnAggregateCostsOnlyItsOwnFrames() {
+        try (VethPair veth = new VethPair(1500)) {
+            final String[] ip = veth.addresses(223);
+            try (UdpLink a = new UdpLink("udp:" + ip[0]); UdpLink b = new UdpLink("udp:" + ip[1])) {
+                final int full = full(a);
+                a.cork();
+                assertTrue(LinkFrames.send(a, b, 1, full));
+                final io.jdet.internal.wire.FrameGather payload = LinkFrames.payload(full, 2);
+                final MemorySegment bad = LinkFrames.header(2, payload);
+                final long crc = io.jdet.internal.wire.FrameCrc.CRC_OFFSET;
+                bad.set(ValueLayout.JAVA_BYTE, crc, (byte) ~bad.get(ValueLayout.JAVA_BYTE, crc));
+                assertTrue(a.send(a.resolve(b.address()), bad, HEADER, payload));
+                assertTrue(LinkFrames.send(a, b, 3, full));
+                a.uncork();
+                final LinkFrames.Received got = new LinkFrames.Received();
+                Tests.await("frames 1 and 3, and the bad one counted", () -> {
+                    b.receive(got, 16);
+                    return got.frames.size() >= 2 && counters(b).get("link.rx.bad_crc") >= 1;
+                });
+                assertEquals(2, got.frames.size());
+                assertEquals((byte) 1, got.frames.get(0)[0]);
+                assertEquals((byte) 3, got.frames.get(1)[0], "the datagram after the bad one still counts");
+                assertEquals(1L, counters(b).get("link.rx.aggregates"));
+            }
+        }
+    }
+
+    @Test
+    void onlyALinkThatDoesNotPlaceFragmentsTakesAggregates() {
+        try (UdpLink loopback = new UdpLink("udp:127.0.0.1")) {
+            assertTrue(loopback.mtu() >= UdpLink.PLACE_MIN_FRAME);
+            assertFalse(loopback.receivesAggregates(), "frames of 64 KiB are placed, one datagram at a time");
+        }
+        try (VethPair veth = new VethPair(1500)) {
+            final String[] ip = veth.addresses(222);
+            try (UdpLink small = new UdpLink("udp:" + ip[0])) {
+                assertTrue(small.receivesAggregates(), "1472-byte frames are copied, and may come aggregated");
             }
         }
     }
