@@ -31,6 +31,11 @@ import java.util.Map;
  * each datagram into its frames by their payload-length fields, checking every length against what is left of the
  * datagram before it reads further, and checks each frame's CRC on its own.
  *
+ * <p>On a network of small frames (a limit under {@link #PLACE_MIN_FRAME}, as 1500-byte Ethernet makes), runs of
+ * equal datagrams leave as segmented sends ({@link UdpTx}, UDP GSO) and arrive as aggregates the kernel merged (UDP
+ * GRO, {@link #receivesAggregates}), which the link cuts back into datagrams: the kernel's IP stack sees a 64 KiB run
+ * once instead of 44 times, on both sides. Fragments are not placed there (docs/PROTOCOL.md, section 10).
+ *
  * <p>Over the loopback interface (a peer on 127.0.0.0/8, reached from a loopback address) frames carry no CRC: the
  * kernel copies the datagram in memory and corrupts nothing, as on the fabric, and the CRC pass cost 15 to 30 % of
  * the throughput there. The sender leaves the field 0 ({@link #checksummed}); the receiver takes a frame whose
