@@ -110,7 +110,8 @@ public interface Link extends AutoCloseable {
 
     /**
      * Hands received frames, in arrival order, to the handler: those of up to {@code max} units the link carries
-     * (a datagram, a ring slot), each of which may hold several frames.
+     * (a datagram, an aggregate of datagrams the kernel merged, a ring slot), each of which may hold several
+     * frames.
      *
      * @param handler called once per frame whose CRC is right
      * @param max     the most units to take

@@ -97,6 +97,9 @@ final class Posix {
     /** {@code int setsockopt(int fd, int level, int name, const void *value, socklen_t len)}. */
     static final MethodHandle SETSOCKOPT = bind("setsockopt", FunctionDescriptor.of(INT, INT, INT, INT, PTR, INT),
         ERRNO);
+    /** {@code int getsockopt(int fd, int level, int name, void *value, socklen_t *len)}. */
+    static final MethodHandle GETSOCKOPT = bind("getsockopt", FunctionDescriptor.of(INT, INT, INT, INT, PTR, PTR),
+        ERRNO);
     /** {@code ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)}. */
     static final MethodHandle SENDMSG = bind("sendmsg", FunctionDescriptor.of(LONG, INT, PTR, INT), ERRNO,
         Linker.Option.critical(false));

@@ -31,10 +31,11 @@ import java.util.Map;
  * each datagram into its frames by their payload-length fields, checking every length against what is left of the
  * datagram before it reads further, and checks each frame's CRC on its own.
  *
- * <p>On a network of small frames (a limit under {@link #PLACE_MIN_FRAME}, as 1500-byte Ethernet makes), runs of
- * equal datagrams leave as segmented sends ({@link UdpTx}, UDP GSO) and arrive as aggregates the kernel merged (UDP
- * GRO, {@link #receivesAggregates}), which the link cuts back into datagrams: the kernel's IP stack sees a 64 KiB run
- * once instead of 44 times, on both sides. Fragments are not placed there (docs/PROTOCOL.md, section 10).
+ * <p>Runs of equal datagrams for one peer leave as segmented sends ({@link UdpTx}, UDP GSO), which a long message
+ * makes on a network of small frames (a limit under {@link #PLACE_MIN_FRAME}, as 1500-byte Ethernet gives). A link
+ * of such frames takes what arrives as aggregates the kernel merged (UDP GRO, {@link #receivesAggregates}), which it
+ * cuts back into datagrams: the kernel's IP stack sees a run of up to 16 datagrams once instead of one by one, on
+ * both sides. Fragments are not placed there (docs/PROTOCOL.md, section 10).
  *
  * <p>Over the loopback interface (a peer on 127.0.0.0/8, reached from a loopback address) frames carry no CRC: the
  * kernel copies the datagram in memory and corrupts nothing, as on the fabric, and the CRC pass cost 15 to 30 % of
@@ -52,6 +53,8 @@ import java.util.Map;
 public final class UdpLink implements Link {
     /** A receive buffer: larger than any UDP payload, so no datagram is ever truncated. */
     private static final int RX_BUFFER = 65_536;
+    /** A receive buffer's control buffer: one {@code UDP_GRO} cmsg, an int ({@code CMSG_SPACE(4)}). */
+    private static final int RX_CONTROL = Posix.CMSGHDR_SIZE + 8;
     /** Datagrams taken by one {@code recvmmsg}: one system call per poll, however many frames wait. */
     private static final int RX_BATCH = 16;
     /** Socket buffers asked for: large, so bursts of 64 KiB frames are not dropped by the kernel. */
@@ -193,7 +196,6 @@ public final class UdpLink implements Link {
         this.loopbackSource = UdpAddress.loopback(localIp); // a NIC is never bound to any address (parseNicName)
     }
 
-    /** Points the receive headers at their buffers and names. */
     /**
      * Asks the kernel for aggregates ({@code UDP_GRO}) and lays out a control buffer per receive buffer for the cmsg
      * that gives their datagrams' size. False if the kernel refuses (before 5.0): datagrams then come one by one.
@@ -219,9 +221,7 @@ public final class UdpLink implements Link {
         return true;
     }
 
-    /** A receive buffer's control buffer: one {@code UDP_GRO} cmsg, an int ({@code CMSG_SPACE(4)}). */
-    private static final int RX_CONTROL = Posix.CMSGHDR_SIZE + 8;
-
+    /** Points the receive headers at their buffers and names. */
     private void prepareBuffers() {
         final MemorySegment buffers = arena.allocate((long) RX_BUFFER * RX_BATCH, 64);
         final MemorySegment iovs = arena.allocate((long) Posix.IOVEC_SIZE * RX_BATCH, 8);

@@ -89,10 +89,17 @@ final class UdpTx {
     /**
      * Segmented sends (UDP GSO): a run of staged datagrams for one peer, all of one length but the last, which may
      * be shorter, goes as one message that the kernel cuts back into those datagrams, so the IP stack, the route and
-     * the device see it once. Off for good once the kernel refuses one (an old kernel, or a route whose device
-     * cannot take it); the datagrams then go one by one, as before.
+     * the device see it once. Off where the kernel has no {@code UDP_SEGMENT} (before 4.18: it would ignore the
+     * cmsg and send the run as one datagram), and for good once the kernel refuses to cut a run that it then takes
+     * datagram by datagram (a route whose device cannot compute UDP checksums, a path MTU below the segment); the
+     * datagrams then go one by one, as before.
      */
-    private boolean segmenting = true;
+    private boolean segmenting;
+    /**
+     * After a refused segmented send, where the datagrams of that run end: they go one by one, and if the kernel
+     * takes them, segmenting stays off; if it refuses them too, the peer was at fault, not the cutting. -1: none.
+     */
+    private int refusedRunEnd = -1;
     /** The batch's messages when some are segmented: their headers, their iovecs (copied), their cmsgs. */
     private final MemorySegment gsoMsgs;
     private final MemorySegment gsoIovs;
@@ -137,6 +144,7 @@ final class UdpTx {
             msgFrom[k] = msgs.asSlice(msg);
         }
         java.util.Arrays.fill(keep, MemorySegment.NULL);
+        this.segmenting = kernelSegments(arena, fd);
         this.gsoMsgs = arena.allocate((long) Posix.MMSGHDR_SIZE * BATCH, 8);
         this.gsoIovs = arena.allocate((long) Posix.IOVEC_SIZE * IOVS * BATCH, 8);
         this.gsoControl = arena.allocate((long) GSO_CMSG_SPACE * BATCH, 8);
@@ -145,6 +153,19 @@ final class UdpTx {
             gsoControl.set(ValueLayout.JAVA_LONG, cmsg, Posix.CMSGHDR_SIZE + 2); // CMSG_LEN(2)
             gsoControl.set(ValueLayout.JAVA_INT, cmsg + Posix.CMSG_LEVEL, Posix.SOL_UDP);
             gsoControl.set(ValueLayout.JAVA_INT, cmsg + Posix.CMSG_TYPE, Posix.UDP_SEGMENT);
+        }
+    }
+
+    /** Whether the kernel knows {@code UDP_SEGMENT} (since 4.18): it answers {@code getsockopt} for it. */
+    private static boolean kernelSegments(final Arena arena, final int fd) {
+        final MemorySegment value = arena.allocate(ValueLayout.JAVA_INT);
+        final MemorySegment length = arena.allocate(ValueLayout.JAVA_INT);
+        length.set(ValueLayout.JAVA_INT, 0, 4);
+        try {
+            return (int) Posix.GETSOCKOPT.invokeExact(Posix.newErrnoState(arena), fd, Posix.SOL_UDP,
+                Posix.UDP_SEGMENT, value, length) == 0;
+        } catch (final Throwable t) {
+            return false;
         }
     }
 
@@ -318,6 +339,11 @@ final class UdpTx {
                 continue;
             }
             if (n > 0) {
+                if (refusedRunEnd >= 0) {
+                    // The refused run went datagram by datagram: the kernel would not cut it. Off for good.
+                    refusedRunEnd = -1;
+                    segmentingRefused++;
+                }
                 first += messages > 0 ? sent(n) : n;
                 continue;
             }
@@ -327,16 +353,21 @@ final class UdpTx {
             }
             if (messages > 0 && gsoDatagrams[0] > 1
                 && (err == Posix.EINVAL || err == Posix.EIO || err == Posix.EMSGSIZE)) {
-                // The kernel refuses to cut this send (too old, no checksum offload on the route's device, a path
-                // MTU below the segment): send datagram by datagram from now on, starting with these.
+                // Perhaps the kernel refuses to cut this run (no checksum offload on the route's device, a path MTU
+                // below the segment), perhaps the peer refuses any send: these datagrams go one by one, which tells.
                 segmenting = false;
-                segmentingRefused++;
+                refusedRunEnd = first + gsoDatagrams[0];
                 continue;
             }
             if (err != Posix.EINTR) {
+                if (refusedRunEnd >= 0) {
+                    refusedRunEnd = -1;
+                    segmenting = true; // refused datagram by datagram too: the peer, not the cutting, was at fault
+                }
                 // Unreachable or refused peer, a closed socket: that datagram (or run of them) is lost, as on a wire.
-                sendErrors++;
-                first += messages > 0 ? gsoDatagrams[0] : 1;
+                final int lost = messages > 0 ? gsoDatagrams[0] : 1;
+                sendErrors += lost;
+                first += lost;
             }
         }
         clear();
@@ -415,6 +446,10 @@ final class UdpTx {
 
     private void clear() {
         first = count = 0;
+        if (refusedRunEnd >= 0) {
+            refusedRunEnd = -1;
+            segmenting = true; // the refused run never went (its memory was freed): nothing was learnt
+        }
         for (int i = 0; i < kept; i++) {
             keep[i] = MemorySegment.NULL;
         }

@@ -105,6 +105,55 @@ class UdpLinkSegmentedSendTest {
     }
 
     @Test
+    void aDatagramForTheSamePeerAfterAShorterOneStartsAnotherRun() {
+        // Consecutive datagrams for one peer: full, full, short, full, full. Were the short one not to end its run,
+        // the kernel would cut full, full, (short + the head of the next full), ...: frames torn across datagrams.
+        try (VethPair veth = new VethPair(1500)) {
+            final String[] ip = veth.addresses(224);
+            try (UdpLink a = new UdpLink("udp:" + ip[0]); UdpLink b = new UdpLink("udp:" + ip[1])) {
+                final int full = full(a);
+                a.cork();
+                assertTrue(LinkFrames.send(a, b, 1, full));
+                assertTrue(LinkFrames.send(a, b, 2, full));
+                assertTrue(LinkFrames.send(a, b, 3, 300));
+                assertTrue(LinkFrames.send(a, b, 4, full)); // does not fit beside 300: a datagram of its own
+                assertTrue(LinkFrames.send(a, b, 5, full));
+                a.uncork();
+                LinkFrames.assertFrames(receive(b, 5), 1, full, full, 300, full, full);
+                final Map<String, Long> m = counters(a);
+                assertEquals(2L, m.get("link.tx.segmented_sends"), m::toString);
+                assertEquals(5L, m.get("link.tx.segmented_datagrams"), m::toString);
+                final Map<String, Long> r = counters(b);
+                assertEquals(0L, r.get("link.rx.bad_crc"), r::toString);
+                assertEquals(0L, r.get("link.rx.truncated"), r::toString);
+            }
+        }
+    }
+
+    @Test
+    void theControlBufferIsOfferedAgainBeforeEveryReceive() {
+        // The kernel writes back the control length it used: 0 after a plain datagram. Unless it is set again before
+        // the next recvmmsg, the aggregate that lands in that buffer next comes without its size.
+        try (VethPair veth = new VethPair(1500)) {
+            final String[] ip = veth.addresses(225);
+            try (UdpLink a = new UdpLink("udp:" + ip[0]); UdpLink b = new UdpLink("udp:" + ip[1])) {
+                final int full = full(a);
+                assertTrue(LinkFrames.send(a, b, 1, 8)); // alone: a plain datagram, no cmsg
+                LinkFrames.assertFrames(receive(b, 1), 1, 8);
+                a.cork();
+                for (int tag = 2; tag <= 4; tag++) {
+                    assertTrue(LinkFrames.send(a, b, tag, full));
+                }
+                a.uncork();
+                LinkFrames.assertFrames(receive(b, 3), 2, full, full, full);
+                final Map<String, Long> r = counters(b);
+                assertEquals(1L, r.get("link.rx.aggregates"), r::toString);
+                assertEquals(3L, r.get("link.rx.aggregated_datagrams"), r::toString);
+            }
+        }
+    }
+
+    @Test
     void aRunStopsBelowTheLargestUdpPayload() {
         // Frames of 8972 bytes: 7 make 62 804 bytes, an 8th would pass 65 507, so 9 go as runs of 7 and 2.
         try (VethPair veth = new VethPair(9000)) {
@@ -164,6 +213,32 @@ class UdpLinkSegmentedSendTest {
             final String[] ip = veth.addresses(222);
             try (UdpLink small = new UdpLink("udp:" + ip[0])) {
                 assertTrue(small.receivesAggregates(), "1472-byte frames are copied, and may come aggregated");
+            }
+        }
+    }
+
+    @Test
+    void aPeerThatRefusesEverySendDoesNotTurnSegmentingOff() {
+        try (VethPair veth = new VethPair(1500)) {
+            final String[] ip = veth.addresses(225);
+            try (UdpLink a = new UdpLink("udp:" + ip[0]); UdpLink b = new UdpLink("udp:" + ip[1])) {
+                final int full = full(a);
+                // Port 0: the kernel refuses a send to it (EINVAL), cut into datagrams or not.
+                final long nowhere = a.resolve(b.address()) & ~0xFFFFL;
+                a.cork();
+                for (int tag = 1; tag <= 3; tag++) {
+                    final io.jdet.internal.wire.FrameGather payload = LinkFrames.payload(full, tag);
+                    assertTrue(a.send(nowhere, LinkFrames.header(tag, payload), HEADER, payload));
+                }
+                for (int tag = 4; tag <= 6; tag++) {
+                    assertTrue(LinkFrames.send(a, b, tag, full));
+                }
+                a.uncork();
+                LinkFrames.assertFrames(receive(b, 3), 4, full, full, full);
+                final Map<String, Long> m = counters(a);
+                assertEquals(3L, m.get("link.tx.errors"), "the three datagrams to port 0 are lost: " + m);
+                assertEquals(0L, m.get("link.tx.segmenting_refused"), m::toString);
+                assertEquals(1L, m.get("link.tx.segmented_sends"), "b's run still went as one: " + m);
             }
         }
     }

@@ -236,6 +236,39 @@ class UdpPlacementTest {
         }
     }
 
+    /**
+     * A receiver whose own frame limit is at least {@link UdpLink#PLACE_MIN_FRAME} (a 9000-byte MTU: 8972) hears a
+     * peer whose frames are longer still (routed over loopback, as above): it places the datagram all the same, since
+     * only the header and the tail are received into scratch. Needs root (a veth pair); skipped without it.
+     */
+    @Test
+    void shouldPlaceADatagramLongerThanTheReceiversOwnFrameLimit() throws Exception {
+        try (VethPair veth = new VethPair(9000)) {
+            final String address = "198.18.226." + ((int) (ProcessHandle.current().pid() % 60) * 4 + 2);
+            ip("addr", "add", address + "/30", "dev", veth.b);
+            try (UdpLink sender = new UdpLink("udp:127.0.0.1"); UdpLink receiver = new UdpLink("udp:" + address);
+                 Arena arena = Arena.ofShared()) {
+                assertEquals(8972, receiver.mtu(), "the frame limit of a 9000-byte MTU");
+                assertTrue(PAYLOAD > receiver.mtu());
+                final Placing handler = new Placing();
+                handler.target = arena.allocate(1 << 16, 64);
+                handler.targetView = handler.target.asByteBuffer();
+                final FrameGather payload = pattern(PAYLOAD, 5);
+                assertTrue(sender.send(sender.resolve(receiver.address()), LinkFrames.header(6, payload), HEADER,
+                    payload));
+                drain(receiver, handler, 1);
+
+                assertEquals(List.of(), handler.whole, "placed, not received whole");
+                assertEquals(List.of(PAYLOAD - TAIL), handler.placedCounts);
+                final byte[] expected = payload.segment(0).toArray(ValueLayout.JAVA_BYTE);
+                assertArrayEquals(java.util.Arrays.copyOf(expected, PAYLOAD - TAIL),
+                    handler.target.asSlice(0, PAYLOAD - TAIL).toArray(ValueLayout.JAVA_BYTE));
+                assertArrayEquals(java.util.Arrays.copyOfRange(expected, PAYLOAD - TAIL, PAYLOAD),
+                    java.util.Arrays.copyOfRange(handler.placedFrames.get(0), HEADER, HEADER + TAIL));
+            }
+        }
+    }
+
     private static void ip(final String... args) throws IOException, InterruptedException {
         final List<String> command = new ArrayList<>();
         command.add("ip");
