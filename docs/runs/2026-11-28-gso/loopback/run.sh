@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Loopback, where the change should change nothing (frames of 64 KiB: no runs, no aggregates, placing as before):
+# Loopback, where the change should change nothing (frames of 64 KiB: at these sizes no runs, no aggregates, placing as before):
 # each LABEL=JAR in turn, two rounds. From the repository root, a JDK 25 as JAVA_HOME or first on the PATH:
 #   docs/runs/2026-11-28-gso/loopback/run.sh before=3afcf6d.jar gro=f3b5de4.jar
 set -u
