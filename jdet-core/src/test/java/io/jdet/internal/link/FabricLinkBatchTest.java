@@ -10,10 +10,9 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
+import static io.jdet.internal.link.LinkFrames.counters;
 import static io.jdet.internal.link.LinkFrames.assertFrames;
 import static io.jdet.internal.link.LinkFrames.send;
 import static io.jdet.internal.link.LinkFrames.HEADER;
@@ -34,12 +33,6 @@ class FabricLinkBatchTest {
 
     private static String fabric() {
         return "batch-test-" + NAMES.incrementAndGet();
-    }
-
-    private static Map<String, Long> counters(final Link link) {
-        final Map<String, Long> m = new HashMap<>();
-        link.addCounters(m);
-        return m;
     }
 
     /** Sends a frame tagged {@code tag} with {@code length} payload bytes of {@code tag}. */

@@ -8,13 +8,12 @@ import org.junit.jupiter.api.Timeout;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.HashMap;
 import java.util.HashSet;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static io.jdet.internal.link.LinkFrames.HEADER;
+import static io.jdet.internal.link.LinkFrames.counters;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -27,12 +26,6 @@ class FabricLinkTest {
 
     private static String fabric() {
         return "link-test-" + NAMES.incrementAndGet();
-    }
-
-    private static Map<String, Long> counters(final Link link) {
-        final Map<String, Long> m = new HashMap<>();
-        link.addCounters(m);
-        return m;
     }
 
     @Test

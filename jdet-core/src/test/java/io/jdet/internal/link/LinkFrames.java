@@ -60,6 +60,13 @@ final class LinkFrames {
         return gather;
     }
 
+    /** The link's counters, by name ({@link Link#addCounters}). */
+    static java.util.Map<String, Long> counters(final Link link) {
+        final java.util.Map<String, Long> m = new java.util.HashMap<>();
+        link.addCounters(m);
+        return m;
+    }
+
     /** Sends frame {@code tag} with {@code length} payload bytes of that value from one link to another. */
     static boolean send(final Link from, final Link to, final int tag, final int length) {
         final FrameGather payload = payload(length, tag);

@@ -13,9 +13,8 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.HashMap;
-import java.util.Map;
 
+import static io.jdet.internal.link.LinkFrames.counters;
 import static io.jdet.internal.link.LinkFrames.assertFrames;
 import static io.jdet.internal.link.LinkFrames.send;
 import static io.jdet.internal.link.LinkFrames.HEADER;
@@ -40,12 +39,6 @@ class ShmLinkBatchTest {
 
     private Link open(final String group, final int mtu, final int slots) {
         return Links.open("shm:" + group, configuration(mtu, slots));
-    }
-
-    private static Map<String, Long> counters(final Link link) {
-        final Map<String, Long> m = new HashMap<>();
-        link.addCounters(m);
-        return m;
     }
 
     /** Sends a frame tagged {@code tag} with {@code length} payload bytes of {@code tag}. */

@@ -12,10 +12,10 @@ import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
-import java.util.HashMap;
 import java.util.Map;
 
 import static io.jdet.internal.link.LinkFrames.HEADER;
+import static io.jdet.internal.link.LinkFrames.counters;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -27,12 +27,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(30)
 class UdpLinkCoalescingTest {
     private static final String LOCAL = "udp:127.0.0.1";
-
-    private static Map<String, Long> counters(final Link link) {
-        final Map<String, Long> m = new HashMap<>();
-        link.addCounters(m);
-        return m;
-    }
 
     private static int port(final Link link) {
         final String a = link.address();

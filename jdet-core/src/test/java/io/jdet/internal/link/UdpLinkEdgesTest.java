@@ -20,11 +20,11 @@ import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.stream.Stream;
 
 import static io.jdet.internal.link.LinkFrames.HEADER;
+import static io.jdet.internal.link.LinkFrames.counters;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -48,12 +48,6 @@ class UdpLinkEdgesTest {
     private static MethodHandle libc(final String name, final FunctionDescriptor descriptor) {
         final Linker linker = Linker.nativeLinker();
         return linker.downcallHandle(linker.defaultLookup().find(name).orElseThrow(), descriptor);
-    }
-
-    private static Map<String, Long> counters(final Link link) {
-        final Map<String, Long> m = new HashMap<>();
-        link.addCounters(m);
-        return m;
     }
 
     private static long openDescriptors() throws IOException {

@@ -12,10 +12,10 @@ import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
-import java.util.HashMap;
 import java.util.Map;
 
 import static io.jdet.internal.link.LinkFrames.HEADER;
+import static io.jdet.internal.link.LinkFrames.counters;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -31,12 +31,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class UdpLinkGatherTest {
     private static final String LOCAL = "udp:127.0.0.1";
     private static final int LARGE = 40_000;
-
-    private static Map<String, Long> counters(final Link link) {
-        final Map<String, Long> m = new HashMap<>();
-        link.addCounters(m);
-        return m;
-    }
 
     private static DatagramChannel rawPeer() throws IOException {
         final DatagramChannel raw = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));

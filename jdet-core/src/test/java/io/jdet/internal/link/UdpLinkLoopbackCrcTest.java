@@ -15,10 +15,10 @@ import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
-import java.util.HashMap;
 import java.util.Map;
 
 import static io.jdet.internal.link.LinkFrames.HEADER;
+import static io.jdet.internal.link.LinkFrames.counters;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -32,12 +32,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(60)
 class UdpLinkLoopbackCrcTest {
     private static final int PAYLOAD = 100;
-
-    private static Map<String, Long> counters(final Link link) {
-        final Map<String, Long> m = new HashMap<>();
-        link.addCounters(m);
-        return m;
-    }
 
     private static int port(final Link link) {
         return Integer.parseInt(link.address().substring(link.address().lastIndexOf(':') + 1));

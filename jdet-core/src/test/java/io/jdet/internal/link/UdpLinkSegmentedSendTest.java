@@ -8,10 +8,10 @@ import org.junit.jupiter.api.Timeout;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.HashMap;
 import java.util.Map;
 
 import static io.jdet.internal.link.LinkFrames.HEADER;
+import static io.jdet.internal.link.LinkFrames.counters;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -28,12 +28,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class UdpLinkSegmentedSendTest {
     private static final int SO_NO_CHECK = 11;
 
-    private static Map<String, Long> counters(final Link link) {
-        final Map<String, Long> m = new HashMap<>();
-        link.addCounters(m);
-        return m;
-    }
-
     /** Receives until {@code n} frames arrived. */
     private static LinkFrames.Received receive(final Link link, final int n) {
         final LinkFrames.Received got = new LinkFrames.Received();
@@ -49,43 +43,53 @@ class UdpLinkSegmentedSendTest {
         return link.mtu() - HEADER;
     }
 
-    @Test
-    void aRunOfFullDatagramsAndAShorterLastLeavesAsOneSegmentedSend() {
-        try (VethPair veth = new VethPair(1500)) {
-            final String[] ip = veth.addresses(218);
+    /** A test body given two links on the two addresses of a veth pair, and those addresses. */
+    private interface OnPair {
+        void run(UdpLink a, UdpLink b, String[] ip) throws Throwable;
+    }
+
+    /** Runs {@code test} with links on a fresh veth pair of the given MTU, its addresses in 198.18.{@code subnet}. */
+    private static void onVethPair(final int mtu, final int subnet, final OnPair test) throws Throwable {
+        try (VethPair veth = new VethPair(mtu)) {
+            final String[] ip = veth.addresses(subnet);
             try (UdpLink a = new UdpLink("udp:" + ip[0]); UdpLink b = new UdpLink("udp:" + ip[1])) {
-                assertEquals(1472, a.mtu());
-                a.cork();
-                for (int tag = 1; tag <= 10; tag++) {
-                    assertTrue(LinkFrames.send(a, b, tag, full(a)));
-                }
-                assertTrue(LinkFrames.send(a, b, 11, 100));
-                a.uncork();
-                final LinkFrames.Received got = receive(b, 11);
-                final int[] lengths = new int[11];
-                java.util.Arrays.fill(lengths, full(a));
-                lengths[10] = 100;
-                LinkFrames.assertFrames(got, 1, lengths);
-                final Map<String, Long> c = counters(a);
-                assertEquals(1L, c.get("link.tx.segmented_sends"), c::toString);
-                assertEquals(11L, c.get("link.tx.segmented_datagrams"), c::toString);
-                assertEquals(0L, c.get("link.tx.segmenting_refused"), c::toString);
-                assertEquals(0L, c.get("link.tx.errors"), c::toString);
-                // The receiver took the run as one aggregate (UDP GRO) and cut it back into its datagrams.
-                final Map<String, Long> r = counters(b);
-                assertEquals(1L, r.get("link.rx.aggregates"), r::toString);
-                assertEquals(11L, r.get("link.rx.aggregated_datagrams"), r::toString);
-                assertEquals(0L, r.get("link.rx.bad_crc"), r::toString);
+                test.run(a, b, ip);
             }
         }
     }
 
     @Test
-    void eachPeerGetsItsOwnRunsAndADatagramAfterAShorterOneStartsAnother() {
-        try (VethPair veth = new VethPair(1500)) {
-            final String[] ip = veth.addresses(219);
-            try (UdpLink a = new UdpLink("udp:" + ip[0]); UdpLink b = new UdpLink("udp:" + ip[1]);
-                 UdpLink c = new UdpLink("udp:" + ip[1])) {
+    void aRunOfFullDatagramsAndAShorterLastLeavesAsOneSegmentedSend() throws Throwable {
+        onVethPair(1500, 218, (a, b, ip) -> {
+            assertEquals(1472, a.mtu());
+            a.cork();
+            for (int tag = 1; tag <= 10; tag++) {
+                assertTrue(LinkFrames.send(a, b, tag, full(a)));
+            }
+            assertTrue(LinkFrames.send(a, b, 11, 100));
+            a.uncork();
+            final LinkFrames.Received got = receive(b, 11);
+            final int[] lengths = new int[11];
+            java.util.Arrays.fill(lengths, full(a));
+            lengths[10] = 100;
+            LinkFrames.assertFrames(got, 1, lengths);
+            final Map<String, Long> c = counters(a);
+            assertEquals(1L, c.get("link.tx.segmented_sends"), c::toString);
+            assertEquals(11L, c.get("link.tx.segmented_datagrams"), c::toString);
+            assertEquals(0L, c.get("link.tx.segmenting_refused"), c::toString);
+            assertEquals(0L, c.get("link.tx.errors"), c::toString);
+            // The receiver took the run as one aggregate (UDP GRO) and cut it back into its datagrams.
+            final Map<String, Long> r = counters(b);
+            assertEquals(1L, r.get("link.rx.aggregates"), r::toString);
+            assertEquals(11L, r.get("link.rx.aggregated_datagrams"), r::toString);
+            assertEquals(0L, r.get("link.rx.bad_crc"), r::toString);
+        });
+    }
+
+    @Test
+    void eachPeerGetsItsOwnRunsAndADatagramAfterAShorterOneStartsAnother() throws Throwable {
+        onVethPair(1500, 219, (a, b, ip) -> {
+            try (UdpLink c = new UdpLink("udp:" + ip[1])) {
                 final int full = full(a);
                 a.cork();
                 assertTrue(LinkFrames.send(a, b, 1, full));
@@ -101,154 +105,133 @@ class UdpLinkSegmentedSendTest {
                 assertEquals(2L, m.get("link.tx.segmented_sends"), m::toString);
                 assertEquals(5L, m.get("link.tx.segmented_datagrams"), m::toString);
             }
-        }
+        });
     }
 
     @Test
-    void aDatagramForTheSamePeerAfterAShorterOneStartsAnotherRun() {
+    void aDatagramForTheSamePeerAfterAShorterOneStartsAnotherRun() throws Throwable {
         // Consecutive datagrams for one peer: full, full, short, full, full. Were the short one not to end its run,
         // the kernel would cut full, full, (short + the head of the next full), ...: frames torn across datagrams.
-        try (VethPair veth = new VethPair(1500)) {
-            final String[] ip = veth.addresses(224);
-            try (UdpLink a = new UdpLink("udp:" + ip[0]); UdpLink b = new UdpLink("udp:" + ip[1])) {
-                final int full = full(a);
-                a.cork();
-                assertTrue(LinkFrames.send(a, b, 1, full));
-                assertTrue(LinkFrames.send(a, b, 2, full));
-                assertTrue(LinkFrames.send(a, b, 3, 300));
-                assertTrue(LinkFrames.send(a, b, 4, full)); // does not fit beside 300: a datagram of its own
-                assertTrue(LinkFrames.send(a, b, 5, full));
-                a.uncork();
-                LinkFrames.assertFrames(receive(b, 5), 1, full, full, 300, full, full);
-                final Map<String, Long> m = counters(a);
-                assertEquals(2L, m.get("link.tx.segmented_sends"), m::toString);
-                assertEquals(5L, m.get("link.tx.segmented_datagrams"), m::toString);
-                final Map<String, Long> r = counters(b);
-                assertEquals(0L, r.get("link.rx.bad_crc"), r::toString);
-                assertEquals(0L, r.get("link.rx.truncated"), r::toString);
-            }
-        }
+        onVethPair(1500, 224, (a, b, ip) -> {
+            final int full = full(a);
+            a.cork();
+            assertTrue(LinkFrames.send(a, b, 1, full));
+            assertTrue(LinkFrames.send(a, b, 2, full));
+            assertTrue(LinkFrames.send(a, b, 3, 300));
+            assertTrue(LinkFrames.send(a, b, 4, full)); // does not fit beside 300: a datagram of its own
+            assertTrue(LinkFrames.send(a, b, 5, full));
+            a.uncork();
+            LinkFrames.assertFrames(receive(b, 5), 1, full, full, 300, full, full);
+            final Map<String, Long> m = counters(a);
+            assertEquals(2L, m.get("link.tx.segmented_sends"), m::toString);
+            assertEquals(5L, m.get("link.tx.segmented_datagrams"), m::toString);
+            final Map<String, Long> r = counters(b);
+            assertEquals(0L, r.get("link.rx.bad_crc"), r::toString);
+            assertEquals(0L, r.get("link.rx.truncated"), r::toString);
+        });
     }
 
     @Test
-    void theControlBufferIsOfferedAgainBeforeEveryReceive() {
+    void theControlBufferIsOfferedAgainBeforeEveryReceive() throws Throwable {
         // The kernel writes back the control length it used: 0 after a plain datagram. Unless it is set again before
         // the next recvmmsg, the aggregate that lands in that buffer next comes without its size.
-        try (VethPair veth = new VethPair(1500)) {
-            final String[] ip = veth.addresses(225);
-            try (UdpLink a = new UdpLink("udp:" + ip[0]); UdpLink b = new UdpLink("udp:" + ip[1])) {
-                final int full = full(a);
-                assertTrue(LinkFrames.send(a, b, 1, 8)); // alone: a plain datagram, no cmsg
-                LinkFrames.assertFrames(receive(b, 1), 1, 8);
-                a.cork();
-                for (int tag = 2; tag <= 4; tag++) {
-                    assertTrue(LinkFrames.send(a, b, tag, full));
-                }
-                a.uncork();
-                LinkFrames.assertFrames(receive(b, 3), 2, full, full, full);
-                final Map<String, Long> r = counters(b);
-                assertEquals(1L, r.get("link.rx.aggregates"), r::toString);
-                assertEquals(3L, r.get("link.rx.aggregated_datagrams"), r::toString);
+        onVethPair(1500, 225, (a, b, ip) -> {
+            final int full = full(a);
+            assertTrue(LinkFrames.send(a, b, 1, 8)); // alone: a plain datagram, no cmsg
+            LinkFrames.assertFrames(receive(b, 1), 1, 8);
+            a.cork();
+            for (int tag = 2; tag <= 4; tag++) {
+                assertTrue(LinkFrames.send(a, b, tag, full));
             }
-        }
+            a.uncork();
+            LinkFrames.assertFrames(receive(b, 3), 2, full, full, full);
+            final Map<String, Long> r = counters(b);
+            assertEquals(1L, r.get("link.rx.aggregates"), r::toString);
+            assertEquals(3L, r.get("link.rx.aggregated_datagrams"), r::toString);
+        });
     }
 
     @Test
-    void aRunStopsBelowTheLargestUdpPayload() {
+    void aRunStopsBelowTheLargestUdpPayload() throws Throwable {
         // Frames of 8972 bytes: 7 make 62 804 bytes, an 8th would pass 65 507, so 9 go as runs of 7 and 2.
-        try (VethPair veth = new VethPair(9000)) {
-            final String[] ip = veth.addresses(220);
-            try (UdpLink a = new UdpLink("udp:" + ip[0]); UdpLink b = new UdpLink("udp:" + ip[1])) {
-                final int full = full(a);
-                a.cork();
-                for (int tag = 1; tag <= 9; tag++) {
-                    assertTrue(LinkFrames.send(a, b, tag, full));
-                }
-                a.uncork();
-                final int[] lengths = new int[9];
-                java.util.Arrays.fill(lengths, full);
-                LinkFrames.assertFrames(receive(b, 9), 1, lengths);
-                final Map<String, Long> m = counters(a);
-                assertEquals(2L, m.get("link.tx.segmented_sends"), m::toString);
-                assertEquals(9L, m.get("link.tx.segmented_datagrams"), m::toString);
+        onVethPair(9000, 220, (a, b, ip) -> {
+            final int full = full(a);
+            a.cork();
+            for (int tag = 1; tag <= 9; tag++) {
+                assertTrue(LinkFrames.send(a, b, tag, full));
             }
-        }
+            a.uncork();
+            final int[] lengths = new int[9];
+            java.util.Arrays.fill(lengths, full);
+            LinkFrames.assertFrames(receive(b, 9), 1, lengths);
+            final Map<String, Long> m = counters(a);
+            assertEquals(2L, m.get("link.tx.segmented_sends"), m::toString);
+            assertEquals(9L, m.get("link.tx.segmented_datagrams"), m::toString);
+        });
     }
 
     @Test
-    void aCorruptDatagramInsideAnAggregateCostsOnlyItsOwnFrames() {
-        try (VethPair veth = new VethPair(1500)) {
-            final String[] ip = veth.addresses(223);
-            try (UdpLink a = new UdpLink("udp:" + ip[0]); UdpLink b = new UdpLink("udp:" + ip[1])) {
-                final int full = full(a);
-                a.cork();
-                assertTrue(LinkFrames.send(a, b, 1, full));
-                final io.jdet.internal.wire.FrameGather payload = LinkFrames.payload(full, 2);
-                final MemorySegment bad = LinkFrames.header(2, payload);
-                final long crc = io.jdet.internal.wire.FrameCrc.CRC_OFFSET;
-                bad.set(ValueLayout.JAVA_BYTE, crc, (byte) ~bad.get(ValueLayout.JAVA_BYTE, crc));
-                assertTrue(a.send(a.resolve(b.address()), bad, HEADER, payload));
-                assertTrue(LinkFrames.send(a, b, 3, full));
-                a.uncork();
-                final LinkFrames.Received got = new LinkFrames.Received();
-                Tests.await("frames 1 and 3, and the bad one counted", () -> {
-                    b.receive(got, 16);
-                    return got.frames.size() >= 2 && counters(b).get("link.rx.bad_crc") >= 1;
-                });
-                assertEquals(2, got.frames.size());
-                assertEquals((byte) 1, got.frames.get(0)[0]);
-                assertEquals((byte) 3, got.frames.get(1)[0], "the datagram after the bad one still counts");
-                assertEquals(1L, counters(b).get("link.rx.aggregates"));
-            }
-        }
+    void aCorruptDatagramInsideAnAggregateCostsOnlyItsOwnFrames() throws Throwable {
+        onVethPair(1500, 223, (a, b, ip) -> {
+            final int full = full(a);
+            a.cork();
+            assertTrue(LinkFrames.send(a, b, 1, full));
+            final io.jdet.internal.wire.FrameGather payload = LinkFrames.payload(full, 2);
+            final MemorySegment bad = LinkFrames.header(2, payload);
+            final long crc = io.jdet.internal.wire.FrameCrc.CRC_OFFSET;
+            bad.set(ValueLayout.JAVA_BYTE, crc, (byte) ~bad.get(ValueLayout.JAVA_BYTE, crc));
+            assertTrue(a.send(a.resolve(b.address()), bad, HEADER, payload));
+            assertTrue(LinkFrames.send(a, b, 3, full));
+            a.uncork();
+            final LinkFrames.Received got = new LinkFrames.Received();
+            Tests.await("frames 1 and 3, and the bad one counted", () -> {
+                b.receive(got, 16);
+                return got.frames.size() >= 2 && counters(b).get("link.rx.bad_crc") >= 1;
+            });
+            assertEquals(2, got.frames.size());
+            assertEquals((byte) 1, got.frames.get(0)[0]);
+            assertEquals((byte) 3, got.frames.get(1)[0], "the datagram after the bad one still counts");
+            assertEquals(1L, counters(b).get("link.rx.aggregates"));
+        });
     }
 
     @Test
-    void onlyALinkThatDoesNotPlaceFragmentsTakesAggregates() {
+    void onlyALinkThatDoesNotPlaceFragmentsTakesAggregates() throws Throwable {
         try (UdpLink loopback = new UdpLink("udp:127.0.0.1")) {
             assertTrue(loopback.mtu() >= UdpLink.PLACE_MIN_FRAME);
             assertFalse(loopback.receivesAggregates(), "frames of 64 KiB are placed, one datagram at a time");
         }
-        try (VethPair veth = new VethPair(1500)) {
-            final String[] ip = veth.addresses(222);
-            try (UdpLink small = new UdpLink("udp:" + ip[0])) {
-                assertTrue(small.receivesAggregates(), "1472-byte frames are copied, and may come aggregated");
-            }
-        }
+        onVethPair(1500, 222, (a, b, ip) -> assertTrue(a.receivesAggregates(),
+            "1472-byte frames are copied, and may come aggregated"));
     }
 
     @Test
-    void aPeerThatRefusesEverySendDoesNotTurnSegmentingOff() {
-        try (VethPair veth = new VethPair(1500)) {
-            final String[] ip = veth.addresses(225);
-            try (UdpLink a = new UdpLink("udp:" + ip[0]); UdpLink b = new UdpLink("udp:" + ip[1])) {
-                final int full = full(a);
-                // Port 0: the kernel refuses a send to it (EINVAL), cut into datagrams or not.
-                final long nowhere = a.resolve(b.address()) & ~0xFFFFL;
-                a.cork();
-                for (int tag = 1; tag <= 3; tag++) {
-                    final io.jdet.internal.wire.FrameGather payload = LinkFrames.payload(full, tag);
-                    assertTrue(a.send(nowhere, LinkFrames.header(tag, payload), HEADER, payload));
-                }
-                for (int tag = 4; tag <= 6; tag++) {
-                    assertTrue(LinkFrames.send(a, b, tag, full));
-                }
-                a.uncork();
-                LinkFrames.assertFrames(receive(b, 3), 4, full, full, full);
-                final Map<String, Long> m = counters(a);
-                assertEquals(3L, m.get("link.tx.errors"), "the three datagrams to port 0 are lost: " + m);
-                assertEquals(0L, m.get("link.tx.segmenting_refused"), m::toString);
-                assertEquals(1L, m.get("link.tx.segmented_sends"), "b's run still went as one: " + m);
+    void aPeerThatRefusesEverySendDoesNotTurnSegmentingOff() throws Throwable {
+        onVethPair(1500, 227, (a, b, ip) -> {
+            final int full = full(a);
+            // Port 0: the kernel refuses a send to it (EINVAL), cut into datagrams or not.
+            final long nowhere = a.resolve(b.address()) & ~0xFFFFL;
+            a.cork();
+            for (int tag = 1; tag <= 3; tag++) {
+                final io.jdet.internal.wire.FrameGather payload = LinkFrames.payload(full, tag);
+                assertTrue(a.send(nowhere, LinkFrames.header(tag, payload), HEADER, payload));
             }
-        }
+            for (int tag = 4; tag <= 6; tag++) {
+                assertTrue(LinkFrames.send(a, b, tag, full));
+            }
+            a.uncork();
+            LinkFrames.assertFrames(receive(b, 3), 4, full, full, full);
+            final Map<String, Long> m = counters(a);
+            assertEquals(3L, m.get("link.tx.errors"), "the three datagrams to port 0 are lost: " + m);
+            assertEquals(0L, m.get("link.tx.segmenting_refused"), m::toString);
+            assertEquals(1L, m.get("link.tx.segmented_sends"), "b's run still went as one: " + m);
+        });
     }
 
     @Test
     void aKernelThatRefusesToSegmentGetsTheDatagramsOneByOne() throws Throwable {
-        try (VethPair veth = new VethPair(1500)) {
-            final String[] ip = veth.addresses(221);
-            try (UdpLink a = new UdpLink("udp:" + ip[0]); UdpLink b = new UdpLink("udp:" + ip[1]);
-                 Arena arena = Arena.ofConfined()) {
+        onVethPair(1500, 221, (a, b, ip) -> {
+            try (Arena arena = Arena.ofConfined()) {
                 // A socket that sends without UDP checksums cannot segment: the kernel answers EINVAL.
                 final MemorySegment one = arena.allocate(ValueLayout.JAVA_INT);
                 one.set(ValueLayout.JAVA_INT, 0, 1);
@@ -269,6 +252,6 @@ class UdpLinkSegmentedSendTest {
                 assertEquals(0L, m.get("link.tx.segmented_sends"), m::toString);
                 assertEquals(0L, m.get("link.tx.errors"), m::toString);
             }
-        }
+        });
     }
 }

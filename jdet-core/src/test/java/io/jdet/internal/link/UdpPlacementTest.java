@@ -213,26 +213,14 @@ class UdpPlacementTest {
      */
     @Test
     void aLinkWithSmallFramesReceivesALongerDatagramWholeWithoutPlacingIt() throws Exception {
-        try (VethPair veth = new VethPair(1500)) {
-            final String address = "198.18.216." + ((int) (ProcessHandle.current().pid() % 60) * 4 + 2);
-            ip("addr", "add", address + "/30", "dev", veth.b);
-            try (UdpLink sender = new UdpLink("udp:127.0.0.1"); UdpLink receiver = new UdpLink("udp:" + address);
-                 Arena arena = Arena.ofShared()) {
-                assertEquals(1472, receiver.mtu(), "the frame limit of a 1500-byte MTU");
-                final Placing handler = new Placing();
-                handler.target = arena.allocate(1 << 16, 64);
-                handler.targetView = handler.target.asByteBuffer();
-                final FrameGather payload = pattern(PAYLOAD, 5);
-                assertTrue(sender.send(sender.resolve(receiver.address()), LinkFrames.header(6, payload), HEADER,
-                    payload));
-                drain(receiver, handler, 1);
-
-                assertEquals(List.of(), handler.placedCounts, "not placed");
-                assertEquals(1, handler.whole.size(), "received whole");
-                final byte[] expected = payload.segment(0).toArray(ValueLayout.JAVA_BYTE);
-                assertArrayEquals(expected, java.util.Arrays.copyOfRange(handler.whole.get(0), HEADER,
-                    HEADER + PAYLOAD));
-            }
+        try (Arena arena = Arena.ofShared()) {
+            final FrameGather payload = pattern(PAYLOAD, 5);
+            final Placing handler = longFrameFromLoopback(1500, 216, 1472, arena, payload);
+            assertEquals(List.of(), handler.placedCounts, "not placed");
+            assertEquals(1, handler.whole.size(), "received whole");
+            final byte[] expected = payload.segment(0).toArray(ValueLayout.JAVA_BYTE);
+            assertArrayEquals(expected, java.util.Arrays.copyOfRange(handler.whole.get(0), HEADER,
+                HEADER + PAYLOAD));
         }
     }
 
@@ -243,28 +231,39 @@ class UdpPlacementTest {
      */
     @Test
     void shouldPlaceADatagramLongerThanTheReceiversOwnFrameLimit() throws Exception {
-        try (VethPair veth = new VethPair(9000)) {
-            final String address = "198.18.226." + ((int) (ProcessHandle.current().pid() % 60) * 4 + 2);
+        assertTrue(PAYLOAD > 8972);
+        try (Arena arena = Arena.ofShared()) {
+            final FrameGather payload = pattern(PAYLOAD, 5);
+            final Placing handler = longFrameFromLoopback(9000, 226, 8972, arena, payload);
+            assertEquals(List.of(), handler.whole, "placed, not received whole");
+            assertEquals(List.of(PAYLOAD - TAIL), handler.placedCounts);
+            final byte[] expected = payload.segment(0).toArray(ValueLayout.JAVA_BYTE);
+            assertArrayEquals(java.util.Arrays.copyOf(expected, PAYLOAD - TAIL),
+                handler.target.asSlice(0, PAYLOAD - TAIL).toArray(ValueLayout.JAVA_BYTE));
+            assertArrayEquals(java.util.Arrays.copyOfRange(expected, PAYLOAD - TAIL, PAYLOAD),
+                java.util.Arrays.copyOfRange(handler.placedFrames.get(0), HEADER, HEADER + TAIL));
+        }
+    }
+
+    /**
+     * Sends one frame of {@code payload} from a link on loopback to a receiver bound to an address of a veth pair of
+     * the given MTU (routed over loopback, as IP fragments and reassembles it between real hosts), and drains it
+     * into a handler whose target lies in {@code arena}.
+     */
+    private static Placing longFrameFromLoopback(final int mtu, final int subnet, final int frameLimit,
+                                                 final Arena arena, final FrameGather payload) throws Exception {
+        try (VethPair veth = new VethPair(mtu)) {
+            final String address = "198.18." + subnet + "." + ((int) (ProcessHandle.current().pid() % 60) * 4 + 2);
             ip("addr", "add", address + "/30", "dev", veth.b);
-            try (UdpLink sender = new UdpLink("udp:127.0.0.1"); UdpLink receiver = new UdpLink("udp:" + address);
-                 Arena arena = Arena.ofShared()) {
-                assertEquals(8972, receiver.mtu(), "the frame limit of a 9000-byte MTU");
-                assertTrue(PAYLOAD > receiver.mtu());
+            try (UdpLink sender = new UdpLink("udp:127.0.0.1"); UdpLink receiver = new UdpLink("udp:" + address)) {
+                assertEquals(frameLimit, receiver.mtu(), "the frame limit of a " + mtu + "-byte MTU");
                 final Placing handler = new Placing();
                 handler.target = arena.allocate(1 << 16, 64);
                 handler.targetView = handler.target.asByteBuffer();
-                final FrameGather payload = pattern(PAYLOAD, 5);
                 assertTrue(sender.send(sender.resolve(receiver.address()), LinkFrames.header(6, payload), HEADER,
                     payload));
                 drain(receiver, handler, 1);
-
-                assertEquals(List.of(), handler.whole, "placed, not received whole");
-                assertEquals(List.of(PAYLOAD - TAIL), handler.placedCounts);
-                final byte[] expected = payload.segment(0).toArray(ValueLayout.JAVA_BYTE);
-                assertArrayEquals(java.util.Arrays.copyOf(expected, PAYLOAD - TAIL),
-                    handler.target.asSlice(0, PAYLOAD - TAIL).toArray(ValueLayout.JAVA_BYTE));
-                assertArrayEquals(java.util.Arrays.copyOfRange(expected, PAYLOAD - TAIL, PAYLOAD),
-                    java.util.Arrays.copyOfRange(handler.placedFrames.get(0), HEADER, HEADER + TAIL));
+                return handler;
             }
         }
     }
