@@ -78,12 +78,53 @@ class UdpLinkSegmentedSendTest {
             assertEquals(11L, c.get("link.tx.segmented_datagrams"), c::toString);
             assertEquals(0L, c.get("link.tx.segmenting_refused"), c::toString);
             assertEquals(0L, c.get("link.tx.errors"), c::toString);
-            // The receiver took the run as one aggregate (UDP GRO) and cut it back into its datagrams.
+            // The receiver took that run datagram by datagram, and its full-size datagrams switched aggregating on:
+            // the next run comes as one aggregate (UDP GRO), which it cuts back into its datagrams.
+            assertEquals(0L, counters(b).get("link.rx.aggregates"));
+            assertTrue(b.aggregating());
+            a.cork();
+            for (int tag = 12; tag <= 22; tag++) {
+                assertTrue(LinkFrames.send(a, b, tag, tag == 22 ? 100 : full(a)));
+            }
+            a.uncork();
+            LinkFrames.assertFrames(receive(b, 11), 12, lengths);
             final Map<String, Long> r = counters(b);
             assertEquals(1L, r.get("link.rx.aggregates"), r::toString);
             assertEquals(11L, r.get("link.rx.aggregated_datagrams"), r::toString);
             assertEquals(0L, r.get("link.rx.bad_crc"), r::toString);
         });
+    }
+
+    @Test
+    void aggregatingStartsWithALongMessagesFragmentsAndStopsAfterLoneSmallDatagrams() throws Throwable {
+        onVethPair(1500, 228, (a, b, ip) -> {
+            assertTrue(b.receivesAggregates());
+            assertFalse(b.aggregating(), "off until long messages come: on, it slows every lone datagram");
+            assertTrue(LinkFrames.send(a, b, 1, full(a)));
+            LinkFrames.assertFrames(receive(b, 1), 1, full(a));
+            assertFalse(b.aggregating(), "one full-size datagram is not yet a long message");
+            prime(a, b);
+            for (int tag = 1; tag < UdpLink.AGGREGATE_UNTIL; tag++) {
+                assertTrue(LinkFrames.send(a, b, tag, 8));
+                LinkFrames.assertFrames(receive(b, 1), tag, 8);
+                assertTrue(b.aggregating(), "still on after " + tag + " lone datagrams");
+            }
+            assertTrue(LinkFrames.send(a, b, 9, 8));
+            LinkFrames.assertFrames(receive(b, 1), 9, 8);
+            assertFalse(b.aggregating(), "off after " + UdpLink.AGGREGATE_UNTIL + " receives without a long message");
+            assertEquals(2L, counters(b).get("link.rx.aggregating_switches"));
+        });
+    }
+
+    /** Sends a run of three full-size datagrams from a to b and receives it: b aggregates from then on. */
+    private static void prime(final UdpLink a, final UdpLink b) {
+        a.cork();
+        for (int tag = 101; tag <= 103; tag++) {
+            assertTrue(LinkFrames.send(a, b, tag, full(a)));
+        }
+        a.uncork();
+        LinkFrames.assertFrames(receive(b, 3), 101, full(a), full(a), full(a));
+        assertTrue(b.aggregating(), "a long message's fragments switch aggregating on");
     }
 
     @Test
@@ -137,6 +178,7 @@ class UdpLinkSegmentedSendTest {
         // the next recvmmsg, the aggregate that lands in that buffer next comes without its size.
         onVethPair(1500, 225, (a, b, ip) -> {
             final int full = full(a);
+            prime(a, b);
             assertTrue(LinkFrames.send(a, b, 1, 8)); // alone: a plain datagram, no cmsg
             LinkFrames.assertFrames(receive(b, 1), 1, 8);
             a.cork();
@@ -174,6 +216,7 @@ class UdpLinkSegmentedSendTest {
     void aCorruptDatagramInsideAnAggregateCostsOnlyItsOwnFrames() throws Throwable {
         onVethPair(1500, 223, (a, b, ip) -> {
             final int full = full(a);
+            prime(a, b);
             a.cork();
             assertTrue(LinkFrames.send(a, b, 1, full));
             final io.jdet.internal.wire.FrameGather payload = LinkFrames.payload(full, 2);
