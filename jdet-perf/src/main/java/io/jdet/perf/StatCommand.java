@@ -1,26 +1,14 @@
 package io.jdet.perf;
 
-import com.sun.tools.attach.AttachNotSupportedException;
-import com.sun.tools.attach.VirtualMachine;
-import com.sun.tools.attach.VirtualMachineDescriptor;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-import javax.management.MBeanAttributeInfo;
-import javax.management.MBeanServerConnection;
-import javax.management.ObjectName;
-import javax.management.remote.JMXConnector;
-import javax.management.remote.JMXConnectorFactory;
-import javax.management.remote.JMXServiceURL;
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 
@@ -35,7 +23,8 @@ import java.util.concurrent.TimeUnit;
         "Without a PID, every local JVM of this user is asked; JVMs without jdet NICs are left out."},
     footer = {"", "Examples:", "  ./jdet stat", "  ./jdet stat 12345 --watch 1 --nonzero"})
 public final class StatCommand implements Callable<Integer> {
-    private static final String NIC_PATTERN = "io.jdet:type=Nic,*";
+    /** The modules a trimmed runtime (jlink) may leave out that reading other JVMs needs. */
+    private static final List<String> NEEDED_MODULES = List.of("jdk.attach", "java.management.rmi");
 
     @Spec
     private CommandSpec spec;
@@ -65,9 +54,15 @@ public final class StatCommand implements Callable<Integer> {
             err.println("jdet stat: --watch needs a positive number of seconds and --count a positive count");
             return 2;
         }
+        if (NEEDED_MODULES.stream().anyMatch(name -> ModuleLayer.boot().findModule(name).isEmpty())) {
+            err.println("jdet stat: this Java runtime lacks " + String.join(" or ", NEEDED_MODULES)
+                + ", which reading other processes needs: run it on a full JDK 25");
+            return 2;
+        }
+        final LocalNics nics = new LocalNics(pids, nonZero);
         int shown = 0;
         for (int round = 0; ; round++) {
-            shown = report(out, err);
+            shown = nics.report(out, err);
             out.flush();
             if (watchSeconds == null || count != null && round + 1 >= count) {
                 break;
@@ -80,70 +75,5 @@ public final class StatCommand implements Callable<Integer> {
             return 1;
         }
         return 0;
-    }
-
-    private int report(final PrintWriter out, final PrintWriter err) {
-        final long self = ProcessHandle.current().pid();
-        int shown = 0;
-        for (final VirtualMachineDescriptor vm : VirtualMachine.list()) {
-            final long pid;
-            try {
-                pid = Long.parseLong(vm.id());
-            } catch (final NumberFormatException e) {
-                continue;
-            }
-            if (pid == self || !pids.isEmpty() && !pids.contains(pid)) {
-                continue;
-            }
-            try {
-                shown += show(vm, pid, out);
-            } catch (final IOException | AttachNotSupportedException | javax.management.JMException
-                           | SecurityException e) {
-                if (!pids.isEmpty()) {
-                    err.println("jdet stat: cannot read process " + pid + ": " + e.getMessage());
-                }
-            }
-        }
-        return shown;
-    }
-
-    private int show(final VirtualMachineDescriptor descriptor, final long pid, final PrintWriter out)
-        throws IOException, AttachNotSupportedException, javax.management.JMException {
-        final VirtualMachine vm = VirtualMachine.attach(descriptor);
-        final String address;
-        try {
-            address = vm.startLocalManagementAgent();
-        } finally {
-            vm.detach();
-        }
-        try (JMXConnector connector = JMXConnectorFactory.connect(new JMXServiceURL(address))) {
-            final MBeanServerConnection server = connector.getMBeanServerConnection();
-            final Set<ObjectName> nics = new TreeSet<>(server.queryNames(new ObjectName(NIC_PATTERN), null));
-            if (nics.isEmpty()) {
-                return 0;
-            }
-            out.printf("pid %d  %s%n", pid, descriptor.displayName());
-            for (final ObjectName nic : nics) {
-                final MBeanAttributeInfo[] infos = server.getMBeanInfo(nic).getAttributes();
-                final String[] names = new String[infos.length];
-                for (int i = 0; i < infos.length; i++) {
-                    names[i] = infos[i].getName();
-                }
-                final List<javax.management.Attribute> values = server.getAttributes(nic, names).asList();
-                String nicAddress = nic.getKeyProperty("name");
-                for (final javax.management.Attribute a : values) {
-                    if (a.getName().equals("Address")) {
-                        nicAddress = String.valueOf(a.getValue());
-                    }
-                }
-                out.printf("  NIC %s%n", nicAddress);
-                for (final javax.management.Attribute a : values) {
-                    if (a.getValue() instanceof Long value && (!nonZero || value != 0)) {
-                        out.printf("    %-28s %,20d%n", a.getName(), value);
-                    }
-                }
-            }
-            return nics.size();
-        }
     }
 }
