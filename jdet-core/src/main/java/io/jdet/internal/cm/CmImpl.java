@@ -22,7 +22,6 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Condition;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -54,7 +53,6 @@ public final class CmImpl implements CmHandler {
 
     private final NicImpl nic;
     private final CmWire wire;
-    private final Condition changed;
     /** How often a disconnect looks again at what it waits for (the data path signals no one). */
     private static final long WAIT_SLICE_NS = TimeUnit.MILLISECONDS.toNanos(1);
     private final Map<Integer, CmListener> listeners = new HashMap<>();
@@ -86,7 +84,6 @@ public final class CmImpl implements CmHandler {
     public CmImpl(final NicImpl nic) {
         this.nic = nic;
         this.wire = new CmWire(nic);
-        this.changed = nic.lock.newCondition();
         this.sources = new CmSources(nic.link.address().startsWith("udp:"),
             nic.device.configuration.cmPendingPerSource());
         this.security = nic.device.configuration.security();
@@ -155,7 +152,7 @@ public final class CmImpl implements CmHandler {
                 sendAnswer(r);
             }
             listener.queue.clear();
-            changed.signalAll();
+            nic.lock.signalAll();
         } finally {
             nic.lock.unlock();
         }
@@ -429,7 +426,7 @@ public final class CmImpl implements CmHandler {
                 o.state = CmOutgoing.REJECTED;
                 o.reason = Frame.length(f);
                 o.reply = CmWire.privateData(f);
-                changed.signalAll();
+                nic.lock.signalAll();
             }
             case Frame.OP_CM_READY -> {
                 final CmRequest r = incoming.get(new PeerId(peer, Frame.msgId(f)));
@@ -441,12 +438,12 @@ public final class CmImpl implements CmHandler {
                     nic.counters.cmAuthFailed++;
                     r.state = CmRequest.AUTH_FAILED;
                     r.retry.finish(System.nanoTime());
-                    changed.signalAll();
+                    nic.lock.signalAll();
                     return;
                 }
                 r.state = CmRequest.ESTABLISHED;
                 r.retry.finish(System.nanoTime());
-                changed.signalAll();
+                nic.lock.signalAll();
             }
             case Frame.OP_CM_DISCONNECT -> onDisconnect(f, peer);
             case Frame.OP_CM_COOKIE -> {
@@ -465,7 +462,7 @@ public final class CmImpl implements CmHandler {
                     return;
                 }
                 d.state = CmOutgoing.DISCONNECTED;
-                changed.signalAll();
+                nic.lock.signalAll();
             }
         }
     }
@@ -520,7 +517,7 @@ public final class CmImpl implements CmHandler {
         }
         incoming.put(key, r);
         listener.queue.add(r);
-        changed.signalAll();
+        nic.lock.signalAll();
     }
 
     /**
@@ -611,7 +608,7 @@ public final class CmImpl implements CmHandler {
         final QpImpl qp = o.qp;
         if (qp.destroyed || qp.state != QpState.IDLE) {
             o.state = CmOutgoing.FAILED;
-            changed.signalAll();
+            nic.lock.signalAll();
             return;
         }
         if (!wellFormed(f)) {
@@ -619,7 +616,7 @@ public final class CmImpl implements CmHandler {
             o.state = CmOutgoing.REJECTED;
             o.reason = MALFORMED;
             o.retry.finish(System.nanoTime());
-            changed.signalAll();
+            nic.lock.signalAll();
             return;
         }
         final String failed = finishHandshake(o, f, peer);
@@ -628,7 +625,7 @@ public final class CmImpl implements CmHandler {
             o.state = CmOutgoing.AUTH_FAILED;
             o.failure = failed;
             o.retry.finish(System.nanoTime());
-            changed.signalAll();
+            nic.lock.signalAll();
             return;
         }
         final long isns = Frame.address(f);
@@ -642,7 +639,7 @@ public final class CmImpl implements CmHandler {
         o.reply = CmWire.privateData(f);
         o.retry.finish(System.nanoTime());
         sendReady(o);
-        changed.signalAll();
+        nic.lock.signalAll();
     }
 
     /**
@@ -674,7 +671,7 @@ public final class CmImpl implements CmHandler {
         }
         r.state = CmRequest.ABANDONED;
         r.retry.finish(System.nanoTime());
-        changed.signalAll();
+        nic.lock.signalAll();
     }
 
     private void onDisconnect(final MemorySegment f, final long peer) {
@@ -695,7 +692,7 @@ public final class CmImpl implements CmHandler {
                 return; // the peer disconnects only when quiescent, so its next request is exactly the expected one
             }
             qp.disconnect(EventCode.DISCONNECT.code(), true, false);
-            changed.signalAll();
+            nic.lock.signalAll();
             wire.send(peer, Frame.OP_CM_DISCONNECT_REPLY, target, Frame.msgId(f), from, 0, 0, 0, NO_DATA);
             return;
         }
@@ -837,7 +834,7 @@ public final class CmImpl implements CmHandler {
 
     // ---------------------------------------------------------------- helpers
 
-    /** Waits on the engine lock's condition until done or the time runs out; the progress thread serves frames. */
+    /** Waits on the engine lock's condition ({@link io.jdet.internal.link.LinkLock#awaitNanos}) until done or the time runs out; the progress thread serves frames. */
     private boolean await(final BooleanSupplier done, final long timeoutMs) {
         return await(done, timeoutMs, Long.MAX_VALUE); // what it waits for is signalled (CM frames, close)
     }
@@ -856,11 +853,8 @@ public final class CmImpl implements CmHandler {
                 if (leftNs <= 0) {
                     return false;
                 }
-                // The condition's wait releases the engine lock without LinkLock.unlock: what this thread staged
-                // (a raw Ethernet link batches) must leave first.
-                nic.link.flush();
                 final long slice = Math.min(leftNs, sliceNs);
-                leftNs -= slice - changed.awaitNanos(slice);
+                leftNs -= slice - nic.lock.awaitNanos(slice); // flushes what this thread staged as it lets go
             }
             return true;
         } catch (final InterruptedException e) {
@@ -908,12 +902,12 @@ public final class CmImpl implements CmHandler {
     /** The NIC failed fatally: wakes every caller waiting for the peer, so that it fails with EIO at once. */
     @Override
     public void nicFailed() {
-        changed.signalAll();
+        nic.lock.signalAll();
     }
 
     @Override
     public void close() {
         wire.close();
-        changed.signalAll(); // waiters see the NIC closed (engine lock held by the NIC's shutdown)
+        nic.lock.signalAll(); // waiters see the NIC closed (engine lock held by the NIC's shutdown)
     }
 }

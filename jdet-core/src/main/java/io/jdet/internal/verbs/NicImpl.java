@@ -34,7 +34,6 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A NIC: a link, the objects created on it, and the engine that runs their protocol. One lock guards it all but
@@ -85,8 +84,11 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
     final String name;
     public final Link link;
     final EventQueueImpl event;
-    /** The engine lock, which flushes the link's batched frames as its holder lets go (a LinkLock). */
-    public final ReentrantLock lock;
+    /**
+     * The engine lock, which flushes the link's batched frames as its holder lets go, and releases with a store
+     * rather than a fence ({@link LinkLock}).
+     */
+    public final LinkLock lock;
     final KeyTable keys = new KeyTable();
     public final KeyTable qpTable = new KeyTable();
     /** Queue pairs destroyed lately while connected, and to whom (engine lock). */
@@ -317,9 +319,10 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
     }
 
     /**
-     * Takes the engine lock on the data path (posts and polls) without ever queueing on it: a queued
-     * {@code lock()} allocates a node, and the holder (another poller, or the progress thread) keeps it only for a
-     * few microseconds. Spins briefly, then yields between attempts so a descheduled holder gets the CPU.
+     * Takes the engine lock on the data path (posts and polls) without ever parking on it: the holder (another
+     * poller, or the progress thread) keeps it only for a few microseconds, where {@code lock()} would park in
+     * slices of 10 µs and more once its spins are spent. Spins briefly, then yields between attempts so a
+     * descheduled holder gets the CPU.
      */
     void lockDataPath() {
         if (lock.tryLock()) {
@@ -354,8 +357,8 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
      * The engine pass of a poll that found its completion queue empty: receives frames, sends owed acks, runs due
      * timers. If another thread holds the engine, waits for a pass that begins after this call (which the holder
      * runs as it lets go, {@link #unlockDataPath}, or this thread runs once the lock is free) instead of queueing
-     * for the lock: several polls share one pass, and none waits for a lock hand-off. Never queues on the lock,
-     * so never allocates.
+     * for the lock: several polls share one pass, and none waits for a lock hand-off. Never parks on the lock,
+     * and never allocates.
      */
     void passForPoll() {
         if (lock.tryLock()) {
@@ -1244,8 +1247,8 @@ public final class NicImpl extends ProtocolNic implements Nic, FrameHandler {
             final long appNs = (long) LAST_APP_NS.getOpaque(this); // pairs with the opaque write in progress()
             if (now - appNs < APP_ACTIVE_NS && device.blockedWaiters.get() == 0) {
                 // The application drives the engine (its polls run the timers too): stay off the lock, so that
-                // its posts and polls never contend with this thread (a contended lock() allocates a queue node)
-                // and look again when it would count as idle.
+                // its posts and polls never contend with this thread (each take of the lock moves its cache line
+                // between cores) and look again when it would count as idle.
                 LockSupport.parkNanos(this, Math.max(1000, appNs + APP_ACTIVE_NS - now));
                 continue;
             }

@@ -2,15 +2,26 @@ package io.jdet.internal.link;
 
 import io.jdet.internal.wire.FrameGather;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The engine lock flushes the link's batch exactly when its outermost holder lets go, even if the flush fails. */
+/**
+ * The engine lock: excludes, is reentrant, flushes the link's batch exactly when its outermost holder lets go (even
+ * if the flush fails), and its condition releases every hold while it waits and restores them.
+ */
+@Timeout(30)
 class LinkLockTest {
     /** A link that counts flushes, and can fail one. */
     private static final class Counting extends ForwardingLink {
@@ -65,5 +76,139 @@ class LinkLockTest {
         lock.lock();
         assertThrows(IllegalStateException.class, lock::unlock);
         assertFalse(lock.isLocked(), "a failed flush must not leave the engine locked");
+    }
+
+    @Test
+    void shouldExcludeOtherThreadsUntilTheLastHoldIsReleased() throws Exception {
+        final LinkLock lock = new LinkLock(new Counting());
+        lock.lock();
+        assertTrue(lock.tryLock(), "reentrant");
+        assertEquals(2, lock.getHoldCount());
+        assertFalse(CompletableFuture.supplyAsync(lock::tryLock).get(10, TimeUnit.SECONDS));
+        final CountDownLatch started = new CountDownLatch(1);
+        final AtomicBoolean acquired = new AtomicBoolean();
+        final Thread waiter = Thread.ofPlatform().start(() -> {
+            started.countDown();
+            lock.lock(); // spins, yields, then parks until the holder lets go
+            acquired.set(true);
+            lock.unlock();
+        });
+        started.await();
+        Thread.sleep(20); // long enough for the waiter to be parking between tries
+        lock.unlock();
+        assertFalse(acquired.get(), "one hold is left");
+        assertEquals(1, lock.getHoldCount());
+        lock.unlock();
+        waiter.join(10_000);
+        assertTrue(acquired.get(), "the waiter takes the lock once it is free");
+        assertEquals(0, lock.getHoldCount());
+        assertFalse(lock.isLocked());
+    }
+
+    @Test
+    void shouldRefuseAnUnlockByAThreadThatDoesNotHoldIt() throws Exception {
+        final Counting link = new Counting();
+        final LinkLock lock = new LinkLock(link);
+        assertThrows(IllegalMonitorStateException.class, lock::unlock);
+        lock.lock();
+        final Throwable thrown = CompletableFuture.runAsync(lock::unlock).handle((v, e) -> e).get(10, TimeUnit.SECONDS);
+        assertTrue(thrown != null && thrown.getCause() instanceof IllegalMonitorStateException, String.valueOf(thrown));
+        assertTrue(lock.isHeldByCurrentThread(), "still held by its owner");
+        assertEquals(0, link.flushes, "a refused unlock flushes nothing");
+        lock.unlock();
+    }
+
+    @Test
+    void shouldKeepTheInterruptStatusOfAThreadWaitingToLock() throws Exception {
+        final LinkLock lock = new LinkLock(new Counting());
+        lock.lock();
+        final AtomicBoolean interruptedAfter = new AtomicBoolean();
+        final Thread waiter = Thread.ofPlatform().start(() -> {
+            lock.lock();
+            interruptedAfter.set(Thread.currentThread().isInterrupted());
+            lock.unlock();
+        });
+        Thread.sleep(20);
+        waiter.interrupt();
+        Thread.sleep(20);
+        assertTrue(waiter.isAlive(), "an interrupt does not end the wait for the lock");
+        lock.unlock();
+        waiter.join(10_000);
+        assertTrue(interruptedAfter.get(), "the interrupt status is kept");
+    }
+
+    @Test
+    void shouldReleaseEveryHoldWhileAwaitingAndRestoreThem() throws Exception {
+        final Counting link = new Counting();
+        final LinkLock lock = new LinkLock(link);
+        final AtomicInteger stage = new AtomicInteger();
+        final CountDownLatch waiting = new CountDownLatch(1);
+        final CompletableFuture<Integer> holds = new CompletableFuture<>();
+        final Thread waiter = Thread.ofPlatform().start(() -> {
+            lock.lock();
+            lock.lock();
+            try {
+                waiting.countDown();
+                while (stage.get() == 0) {
+                    lock.awaitNanos(TimeUnit.SECONDS.toNanos(10));
+                }
+                holds.complete(lock.getHoldCount());
+            } catch (final InterruptedException e) {
+                holds.completeExceptionally(e);
+            } finally {
+                lock.unlock();
+                lock.unlock();
+            }
+        });
+        waiting.await();
+        lock.lock(); // free while the waiter waits, though it held it twice
+        assertTrue(link.flushes >= 1, "the wait flushed what the waiter staged");
+        stage.set(1);
+        lock.signalAll();
+        lock.unlock();
+        assertEquals(2, holds.get(10, TimeUnit.SECONDS), "the waiter holds it twice again");
+        waiter.join(10_000);
+        assertFalse(lock.isLocked());
+    }
+
+    @Test
+    void shouldEndAnAwaitOnTimeoutOrInterruptWithTheLockHeld() throws Exception {
+        final LinkLock lock = new LinkLock(new Counting());
+        lock.lock();
+        final long left = lock.awaitNanos(TimeUnit.MILLISECONDS.toNanos(5));
+        assertTrue(left <= 0 || left < TimeUnit.MILLISECONDS.toNanos(5), "time passed: " + left);
+        assertTrue(lock.isHeldByCurrentThread());
+        Thread.currentThread().interrupt();
+        assertThrows(InterruptedException.class, () -> lock.awaitNanos(TimeUnit.SECONDS.toNanos(10)));
+        assertTrue(lock.isHeldByCurrentThread(), "held again when the interrupt is thrown");
+        assertEquals(1, lock.getHoldCount());
+        lock.unlock();
+        assertThrows(IllegalMonitorStateException.class, () -> lock.awaitNanos(1), "await without the lock");
+        assertThrows(IllegalMonitorStateException.class, lock::signalAll, "signal without the lock");
+    }
+
+    @Test
+    void shouldThrowInterruptedFromAWaitInterruptedWhileParked() throws Exception {
+        final LinkLock lock = new LinkLock(new Counting());
+        final CountDownLatch waiting = new CountDownLatch(1);
+        final CompletableFuture<Boolean> heldWhenThrown = new CompletableFuture<>();
+        final Thread waiter = Thread.ofPlatform().start(() -> {
+            lock.lock();
+            try {
+                waiting.countDown();
+                lock.awaitNanos(TimeUnit.SECONDS.toNanos(30));
+                heldWhenThrown.completeExceptionally(new AssertionError("the wait ended without the interrupt"));
+            } catch (final InterruptedException e) {
+                heldWhenThrown.complete(lock.isHeldByCurrentThread() && lock.getHoldCount() == 1);
+            } finally {
+                lock.unlock();
+            }
+        });
+        waiting.await();
+        lock.lock(); // the waiter let go: it is parked, or about to park
+        lock.unlock();
+        waiter.interrupt();
+        assertTrue(heldWhenThrown.get(10, TimeUnit.SECONDS));
+        waiter.join(10_000);
     }
 }
