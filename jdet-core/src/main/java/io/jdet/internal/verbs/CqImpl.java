@@ -214,12 +214,12 @@ public final class CqImpl implements CompletionQueue {
 
     /**
      * Appends the completion of a collective work request (io.jdet.internal.collective): it belongs to no queue
-     * pair and frees no slot. Takes the engine lock.
+     * pair and frees no slot. Takes the engine lock as posts do (it is on the data path: never parks on the lock).
      *
      * @return false if the queue overflowed or is in error (the completion is lost, as for any work request)
      */
     public boolean completeCollective(final long id, final WcStatus status, final WcType type, final int length) {
-        nic.lock.lock();
+        nic.lockDataPath();
         try {
             return !closed && append(id, status, type, 0, length, 0, 0, 0, null, false);
         } finally {
@@ -353,6 +353,14 @@ public final class CqImpl implements CompletionQueue {
                 throw new IllegalStateException("completion queue destroyed");
             }
             nic.passForPoll();
+            if (closed) {
+                throw new IllegalStateException("completion queue destroyed");
+            }
+            if ((int) COUNT.getOpaque(this) == 0) {
+                // Nothing came of the pass: its appends (this thread's, or those of the pass it waited for, read
+                // with acquire there) would show here. Skipping the ring lock saves an atomic per idle poll.
+                return 0;
+            }
         }
         if (closed) {
             throw new IllegalStateException("completion queue destroyed");
