@@ -10,7 +10,7 @@ import java.util.function.IntFunction;
  * to post into; their difference is the queue's depth. A slot is created the first time it is used (or when it
  * needs more scatter/gather elements), so the data path allocates nothing once every slot exists. Engine lock
  * held, except for {@link #retire}: a poll frees slots without the engine lock, through a counter the engine folds
- * into {@link #head} before it looks at the depth.
+ * into {@link #head} before it looks at the depth (written by one poller at a time, so without atomic updates).
  *
  * @param <T> the work request type
  */
@@ -33,9 +33,16 @@ public final class WorkRing<T extends WorkRequest> {
     public int capacity;
     public long head;
     public long tail;
-    /** Slots freed by polls and not yet folded into {@link #head} (atomic: polls add without the engine lock). */
+    /**
+     * Slots freed by polls since the ring was made, a count that only grows. Its writers are polls of one completion
+     * queue (a queue pair's send queue retires through its send CQ, its receive queue through its receive CQ), each
+     * holding that queue's ring lock, so one writes at a time and a plain add published with a release store does;
+     * the engine reads it with acquire. No read-modify-write: on many cores each was a fence per completion.
+     */
     @SuppressWarnings("unused") // through RETIRED
     private long retired;
+    /** How much of {@link #retired} {@link #head} includes already. Engine lock. */
+    private long folded;
 
     public WorkRing(final int capacity, final IntFunction<T> factory) {
         this.factory = factory;
@@ -60,8 +67,10 @@ public final class WorkRing<T extends WorkRequest> {
 
     /** Moves {@link #head} past the slots polls freed since the last look. Engine lock held. */
     private void fold() {
-        if ((long) RETIRED.getOpaque(this) != 0) {
-            head = Math.min(tail, head + (long) RETIRED.getAndSet(this, 0L));
+        final long now = (long) RETIRED.getAcquire(this);
+        if (now != folded) {
+            head = Math.min(tail, head + (now - folded));
+            folded = now;
         }
     }
 
@@ -83,17 +92,20 @@ public final class WorkRing<T extends WorkRequest> {
     }
 
     /**
-     * Frees slots when a completion covering {@code reap} of them is polled; safe without the engine lock (the
-     * caller holds the lock of the completion queue's ring, under which the queue pair's epoch changes, so slots
-     * of a cleared queue are never freed).
+     * Frees slots when a completion covering {@code reap} of them is polled; safe without the engine lock. The
+     * caller holds the ring lock of the one completion queue this work queue completes on: it orders this queue's
+     * retirers, and the queue pair's epoch changes under it, so slots of a cleared queue are never freed.
      */
     public void retire(final int reap) {
-        RETIRED.getAndAdd(this, (long) reap);
+        RETIRED.setRelease(this, (long) RETIRED.get(this) + reap);
     }
 
-    /** Empties the queue, forgetting slots freed by polls and not yet folded. */
+    /**
+     * Empties the queue, forgetting slots freed by polls and not yet folded (after the queue pair's epoch changed:
+     * no poll retires a slot of this queue until new work is posted).
+     */
     public void clear() {
-        RETIRED.setVolatile(this, 0L);
+        folded = (long) RETIRED.getAcquire(this);
         head = tail = 0;
     }
 

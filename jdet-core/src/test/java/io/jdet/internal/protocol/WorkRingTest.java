@@ -111,6 +111,52 @@ class WorkRingTest {
     }
 
     @Test
+    void clearingForgetsRetirementsNotYetFolded() {
+        final WorkRing<RecvWr> r = ring(4);
+        post(r, 1);
+        post(r, 2);
+        post(r, 3);
+        r.retire(1);
+        assertEquals(2, r.depth());
+        r.retire(2); // polled, but the engine has not looked yet
+        r.clear();
+        post(r, 4);
+        post(r, 5);
+        assertEquals(2, r.depth(), "retirements from before the clear free nothing after it");
+        r.retire(1);
+        assertEquals(1, r.depth());
+    }
+
+    @Test
+    void retirementsOfAPollingThreadReachTheEngineThread() throws InterruptedException {
+        final WorkRing<RecvWr> r = ring(64);
+        final int total = 200_000;
+        final java.util.concurrent.atomic.AtomicLong posted = new java.util.concurrent.atomic.AtomicLong();
+        // The poller retires what the engine posted, one at a time (it alone writes, as under a ring lock).
+        final Thread poller = Thread.ofPlatform().start(() -> {
+            long retired = 0;
+            while (retired < total) {
+                if (posted.get() > retired) {
+                    r.retire(1);
+                    retired++;
+                } else {
+                    Thread.onSpinWait();
+                }
+            }
+        });
+        for (long id = 0; id < total; id++) {
+            while (r.full()) {
+                Thread.onSpinWait();
+            }
+            post(r, id);
+            posted.set(id + 1);
+        }
+        poller.join(30_000);
+        assertEquals(0, r.depth(), "every retirement was folded");
+        assertEquals(total, r.head);
+    }
+
+    @Test
     void resizingKeepsTheOutstandingRequestsInOrderAndMovesPositionsDown() {
         final WorkRing<RecvWr> r = ring(4);
         for (int i = 0; i < 6; i++) {
