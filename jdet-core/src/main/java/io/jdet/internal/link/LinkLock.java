@@ -23,14 +23,18 @@ import java.util.concurrent.locks.LockSupport;
  * between tries); {@link #lock} does the same and then parks in slices of at most {@link #MAX_PARK_NS}, since a
  * release that is only a store cannot see whom to wake without the fence it avoids. The holders on the data path
  * keep it for microseconds, so a control call ({@code reg_mr}, a connect) waits about as long as behind a queued
- * lock, and allocates nothing on the way.
+ * lock, and allocates nothing on the way. One that has waited {@link #STARVE_NS} (the data path's free moments are
+ * nanoseconds long, and rarely the ones a parked thread wakes in) makes {@link #tryLock} fail for everyone else
+ * until it has the lock, and the next release unparks it.
  */
 public final class LinkLock {
     private static final VarHandle OWNER;
+    private static final VarHandle STARVING;
 
     static {
         try {
             OWNER = MethodHandles.lookup().findVarHandle(LinkLock.class, "owner", Thread.class);
+            STARVING = MethodHandles.lookup().findVarHandle(LinkLock.class, "starving", int.class);
         } catch (final ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -42,6 +46,12 @@ public final class LinkLock {
     /** The first and the longest park of {@link #lock} between tries. */
     private static final long MIN_PARK_NS = 10_000;
     static final long MAX_PARK_NS = 100_000;
+    /**
+     * How long {@link #lock} waits before {@link #tryLock} stops letting others in ahead of it: threads on the data
+     * path try the lock in a loop, and a free moment of a few nanoseconds is rarely the one a parked thread wakes
+     * in, so without this a control call could wait for a second behind a busy-polling application.
+     */
+    static final long STARVE_NS = 1_000_000;
 
     /** The link whose batches this lock flushes. */
     private final Link link;
@@ -52,6 +62,11 @@ public final class LinkLock {
     private int holds;
     /** Threads in {@link #awaitNanos}, added and removed by holders of this lock. */
     private final List<Thread> waiters = new ArrayList<>();
+    /** Threads in {@link #lock} that have waited {@link #STARVE_NS}: while any does, {@link #tryLock} fails. */
+    @SuppressWarnings("unused") // through STARVING
+    private int starving;
+    /** The thread {@link #release} unparks while one starves (the first to; others wake by their slices). */
+    private volatile Thread heir;
 
     /**
      * Creates the lock of a NIC.
@@ -63,15 +78,26 @@ public final class LinkLock {
     }
 
     /**
-     * Takes the lock if it is free or held by this thread already. Raises nothing; allocates nothing.
+     * Takes the lock if it is free or held by this thread already, and no thread has waited in {@link #lock} for
+     * longer than {@link #STARVE_NS}. Raises nothing; allocates nothing.
      *
      * @return whether this thread holds it now
      */
     public boolean tryLock() {
+        return tryLock(false);
+    }
+
+    /** Takes the lock; one that {@link #lock} waits for too long is left to it ({@link #STARVE_NS}) unless first. */
+    private boolean tryLock(final boolean first) {
         final Thread me = Thread.currentThread();
-        if (OWNER.getOpaque(this) == me) {
+        final Object owner = OWNER.getOpaque(this);
+        if (owner == me) {
             holds++;
             return true;
+        }
+        // Test before the compare-and-set: a failing one still takes the cache line from the holder.
+        if (owner != null || !first && (int) STARVING.getOpaque(this) != 0) {
+            return false;
         }
         if (OWNER.compareAndExchangeAcquire(this, (Thread) null, me) == null) {
             holds = 1;
@@ -89,16 +115,37 @@ public final class LinkLock {
             return;
         }
         boolean interrupted = false;
+        boolean first = false;
         long parkNs = MIN_PARK_NS;
-        for (int attempt = 0; !tryLock(); attempt++) {
-            if (attempt < SPINS) {
-                Thread.onSpinWait();
-            } else if (attempt < SPINS + YIELDS) {
-                Thread.yield();
-            } else {
-                LockSupport.parkNanos(this, parkNs);
-                parkNs = Math.min(MAX_PARK_NS, parkNs * 2);
-                interrupted |= Thread.interrupted(); // else every later park would return at once
+        final long since = System.nanoTime();
+        try {
+            for (int attempt = 0; !tryLock(first); attempt++) {
+                if (attempt < SPINS) {
+                    Thread.onSpinWait();
+                    continue;
+                }
+                // Yields, too, can take that long: each may hand the processor to a spinning thread for a slice.
+                if (!first && System.nanoTime() - since > STARVE_NS) {
+                    first = true;
+                    if (heir == null) {
+                        heir = Thread.currentThread();
+                    }
+                    STARVING.getAndAdd(this, 1); // a full fence: heir is set before a release can see this
+                }
+                if (attempt < SPINS + YIELDS) {
+                    Thread.yield();
+                } else {
+                    LockSupport.parkNanos(this, parkNs);
+                    parkNs = Math.min(MAX_PARK_NS, parkNs * 2);
+                    interrupted |= Thread.interrupted(); // else every later park would return at once
+                }
+            }
+        } finally {
+            if (first) {
+                if (heir == Thread.currentThread()) {
+                    heir = null;
+                }
+                STARVING.getAndAdd(this, -1);
             }
         }
         if (interrupted) {
@@ -128,6 +175,14 @@ public final class LinkLock {
     private void release() {
         holds = 0;
         OWNER.setRelease(this, (Thread) null);
+        // A plain load, no fence: read before the release store is seen, it misses a thread that began to starve
+        // just now, which then takes the lock after its current park slice (MAX_PARK_NS at most).
+        if ((int) STARVING.getOpaque(this) != 0) {
+            final Thread next = heir;
+            if (next != null) {
+                LockSupport.unpark(next);
+            }
+        }
     }
 
     private void checkHeld() {
@@ -174,6 +229,7 @@ public final class LinkLock {
      * @throws IllegalMonitorStateException if the current thread does not hold this lock
      * @throws InterruptedException         if the thread was interrupted before or while waiting (the lock is held
      *                                      again when it is thrown)
+     * @throws RuntimeException             what the flush threw, with the lock still held and nothing released
      */
     public long awaitNanos(final long nanos) throws InterruptedException {
         checkHeld();
@@ -183,12 +239,11 @@ public final class LinkLock {
         final Thread me = Thread.currentThread();
         final int saved = holds;
         final long start = System.nanoTime();
+        // As before a Condition's wait: a failed flush is thrown with the lock still held (the caller's finally
+        // unlocks it), and this thread is no waiter then.
+        link.flush();
         waiters.add(me); // before letting go: a signal from the next holder finds it
-        try {
-            link.flush();
-        } finally {
-            release();
-        }
+        release();
         if (nanos > 0) {
             LockSupport.parkNanos(this, nanos);
         }
