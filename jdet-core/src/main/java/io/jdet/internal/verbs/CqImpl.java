@@ -21,11 +21,14 @@ import java.lang.invoke.VarHandle;
  * nothing. Each entry remembers its work queue and that queue's epoch, so that polling frees the queue's slots
  * ({@code reap_cnt}) unless the queue pair was reset or destroyed since.
  *
- * <p>Threading: the ring has a lock of its own (a short spin lock, {@link #lockRing}), taken by the engine as it
- * appends (engine lock held: the order is always engine lock, then ring lock) and by a poller as it takes. A poll
- * that finds completions takes them under the ring lock alone, without the NIC's engine lock, so threads polling
- * different queues (or one polling while another posts) do not wait for each other; only a poll that finds the
- * queue empty runs an engine pass. Freeing the work queue slots a completion covers is a counter the engine folds
+ * <p>Threading: the ring has a lock of its own (a short spin lock, {@link #lockRing}), taken by a poller as it takes,
+ * and by the engine only to change what pollers read (resize, an epoch) or to append while the queue is armed (the
+ * order is always engine lock, then ring lock). Appending otherwise takes no lock of the ring: the engine (one
+ * appender at a time, under the engine lock) publishes an entry with a release store of the count of entries
+ * appended, and reuses a slot only once the pollers' count of entries taken, released after they read it, says it
+ * is free. A poll that finds completions takes them under the ring lock alone, without the NIC's engine lock, so
+ * threads polling different queues (or one polling while another posts) do not wait for each other; only a poll
+ * that finds the queue empty runs an engine pass. Freeing the work queue slots a completion covers is a counter the engine folds
  * in ({@link io.jdet.internal.protocol.WorkRing#retire}); a queue pair's epoch changes under the ring locks of its
  * queues ({@link QpImpl#newEpoch}), so a poll never frees slots of a reset queue.
  */
@@ -37,12 +40,14 @@ public final class CqImpl implements CompletionQueue {
     private static final int LOST_IN_ERROR = 2;
     private static final int LOST_OVERRUN = 3;
     private static final VarHandle RING_LOCK;
-    private static final VarHandle COUNT;
+    private static final VarHandle APPENDED;
+    private static final VarHandle TAKEN;
 
     static {
         try {
             RING_LOCK = MethodHandles.lookup().findVarHandle(CqImpl.class, "ringLocked", int.class);
-            COUNT = MethodHandles.lookup().findVarHandle(CqImpl.class, "count", int.class);
+            APPENDED = MethodHandles.lookup().findVarHandle(CqImpl.class, "appended", long.class);
+            TAKEN = MethodHandles.lookup().findVarHandle(CqImpl.class, "taken", long.class);
         } catch (final ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -62,8 +67,17 @@ public final class CqImpl implements CompletionQueue {
     private int[] epochs;
     private QpImpl[] qps;
     private boolean[] receive;
-    private int head;
-    private int count;
+    /**
+     * Completions appended since the queue was made, a count that only grows: entry {@code n} lies at index
+     * {@code n % size}. Written by appenders, who hold the engine lock (one at a time), with a release store after
+     * the entry; read by pollers with acquire.
+     */
+    private long appended;
+    /**
+     * Completions taken since the queue was made: written by pollers, who hold the ring lock, with a release store
+     * after they read the entries; read by appenders with acquire before they reuse a slot.
+     */
+    private long taken;
     private CqState state = CqState.READY;
     private int arm;
     private int threshold;
@@ -99,8 +113,9 @@ public final class CqImpl implements CompletionQueue {
         final int[] e = new int[capacity];
         final QpImpl[] q = new QpImpl[capacity];
         final boolean[] rc = new boolean[capacity];
-        for (int k = 0; k < count; k++) {
-            final int from = (head + k) % size;
+        for (long n = taken; n < appended; n++) { // both locks held (or none yet): each entry keeps its number
+            final int from = (int) (n % size);
+            final int k = (int) (n % capacity);
             i[k] = ids[from];
             s[k] = statuses[from];
             t[k] = types[from];
@@ -124,7 +139,6 @@ public final class CqImpl implements CompletionQueue {
         epochs = e;
         qps = q;
         receive = rc;
-        head = 0;
         size = capacity;
     }
 
@@ -147,7 +161,10 @@ public final class CqImpl implements CompletionQueue {
     }
 
     /**
-     * Appends a completion, firing the arm if it is met. Engine lock held; takes the ring lock.
+     * Appends a completion, firing the arm if it is met. Engine lock held. Without an arm it takes no lock of the
+     * ring: the entry is published by a release store of {@link #appended}, and the slot it reuses was freed by a
+     * release store of {@link #taken}. With an arm it takes the ring lock, so that the count it compares with the
+     * threshold is exact (no poll takes meanwhile).
      *
      * @return false if the queue overflowed or is in error (the completion is lost)
      */
@@ -155,38 +172,24 @@ public final class CqImpl implements CompletionQueue {
                    final int immediate, final int invalidatedKey, final int reap, final QpImpl qp,
                    final boolean fromReceiveQueue) {
         final int outcome;
-        lockRing();
-        try {
-            if (state == CqState.ERROR) {
-                outcome = LOST_IN_ERROR;
-            } else if (count == size) {
-                state = CqState.ERROR;
-                outcome = LOST_OVERRUN;
-            } else {
-                final int at = (head + count) % size;
-                ids[at] = id;
-                statuses[at] = status;
-                types[at] = type;
-                flags[at] = wcFlags;
-                lengths[at] = length;
-                immediates[at] = immediate;
-                invalidated[at] = invalidatedKey;
-                reaps[at] = reap;
-                epochs[at] = qp == null ? 0 : qp.epoch;
-                qps[at] = qp;
-                receive[at] = fromReceiveQueue;
-                count++;
-                final boolean fire = arm != 0 && ((arm & CqArm.NEXT_SIGNALED) != 0
+        if (arm == 0) {
+            outcome = store(id, status, type, wcFlags, length, immediate, invalidatedKey, reap, qp, fromReceiveQueue);
+        } else {
+            lockRing();
+            try {
+                final int stored = store(id, status, type, wcFlags, length, immediate, invalidatedKey, reap, qp,
+                    fromReceiveQueue);
+                final boolean fire = stored == STORED && ((arm & CqArm.NEXT_SIGNALED) != 0
                     || (arm & CqArm.NEXT_SOLICITED) != 0
                         && ((wcFlags & WcFlags.SOLICITED) != 0 || status != WcStatus.SUCCESS)
-                    || (arm & CqArm.THRESHOLD) != 0 && count >= threshold);
+                    || (arm & CqArm.THRESHOLD) != 0 && appended - taken >= threshold);
                 if (fire) {
                     arm = 0;
                 }
-                outcome = fire ? STORED_FIRE : STORED;
+                outcome = fire ? STORED_FIRE : stored;
+            } finally {
+                unlockRing();
             }
-        } finally {
-            unlockRing();
         }
         // Events and observers outside the ring lock (a poller may already have taken the entry: harmless, as a
         // completion taken between an arm's event and the wait that reads it).
@@ -210,6 +213,44 @@ public final class CqImpl implements CompletionQueue {
                 return true;
             }
         }
+    }
+
+    /** Stores an entry and publishes it, or says why not: {@link #STORED}, or a loss. Engine lock held. */
+    private int store(final long id, final WcStatus status, final WcType type, final int wcFlags, final int length,
+                      final int immediate, final int invalidatedKey, final int reap, final QpImpl qp,
+                      final boolean fromReceiveQueue) {
+        if (state == CqState.ERROR) {
+            return LOST_IN_ERROR;
+        }
+        final long n = appended;
+        if (n - (long) TAKEN.getAcquire(this) >= size) {
+            state = CqState.ERROR;
+            return LOST_OVERRUN;
+        }
+        final int at = (int) (n % size);
+        ids[at] = id;
+        statuses[at] = status;
+        types[at] = type;
+        flags[at] = wcFlags;
+        lengths[at] = length;
+        immediates[at] = immediate;
+        invalidated[at] = invalidatedKey;
+        reaps[at] = reap;
+        epochs[at] = qp == null ? 0 : qp.epoch;
+        qps[at] = qp;
+        receive[at] = fromReceiveQueue;
+        APPENDED.setRelease(this, n + 1);
+        return STORED;
+    }
+
+    /**
+     * Completions waiting to be taken, as seen without the ring lock (a poll's first look). Raises nothing.
+     *
+     * @return at least what was published before this call, less what was taken
+     */
+    private long waiting() {
+        final long t = (long) TAKEN.getAcquire(this);
+        return (long) APPENDED.getAcquire(this) - t;
     }
 
     /**
@@ -320,7 +361,7 @@ public final class CqImpl implements CompletionQueue {
         }
         final int limit = Math.min(max, completions.length);
         final Runnable[] work = hooks;
-        if (work.length == 0 && (int) COUNT.getOpaque(this) > 0) {
+        if (work.length == 0 && waiting() > 0) {
             // Completions are waiting (an engine pass of another thread, or of the progress thread, left them):
             // hand them out under the ring lock alone; the engine runs when the queue is found empty.
             if (closed) {
@@ -356,7 +397,7 @@ public final class CqImpl implements CompletionQueue {
             if (closed) {
                 throw new IllegalStateException("completion queue destroyed");
             }
-            if ((int) COUNT.getOpaque(this) == 0) {
+            if (waiting() <= 0) {
                 // Nothing came of the pass: its appends (this thread's, or those of the pass it waited for, read
                 // with acquire there) would show here. Skipping the ring lock saves an atomic per idle poll.
                 return 0;
@@ -400,29 +441,34 @@ public final class CqImpl implements CompletionQueue {
 
     private int takeLocked(final WorkCompletion[] completions, final int limit) {
         int n = 0;
-        while (n < limit && count > 0) {
+        long next = taken;
+        final long end = (long) APPENDED.getAcquire(this); // pairs with the appender's release: the entries are seen
+        while (n < limit && next < end) {
             if (completions[n] == null) { // checked before the entry is taken: a null slot loses nothing
                 if (n == 0) {
                     throw new NullPointerException("completions[0] is null");
                 }
                 break;
             }
-            final QpImpl qp = qps[head];
-            completions[n++].set(ids[head], statuses[head], types[head], flags[head], lengths[head],
-                immediates[head], invalidated[head], reaps[head], qp);
-            if (qp != null && qp.epoch == epochs[head]) {
-                qp.retire(receive[head], reaps[head]);
+            final int at = (int) (next % size);
+            final QpImpl qp = qps[at];
+            completions[n++].set(ids[at], statuses[at], types[at], flags[at], lengths[at], immediates[at],
+                invalidated[at], reaps[at], qp);
+            if (qp != null && qp.epoch == epochs[at]) {
+                qp.retire(receive[at], reaps[at]);
             }
-            qps[head] = null;
-            head = head + 1 == size ? 0 : head + 1;
-            count--;
+            qps[at] = null;
+            next++;
+        }
+        if (n > 0) {
+            TAKEN.setRelease(this, next); // after the reads: an appender reuses these slots only once it sees this
         }
         return n;
     }
 
     @Override
     public void arm(final int flagsToArm, final int newThreshold) {
-        nic.lock.lock();
+        nic.lockDataPath(); // an application waiting on events arms again after each: never parks on the lock
         try {
             if (closed) {
                 throw new IllegalStateException("completion queue destroyed");
@@ -446,7 +492,7 @@ public final class CqImpl implements CompletionQueue {
                     threshold = newThreshold;
                 }
                 arm |= flagsToArm;
-                if ((arm & CqArm.THRESHOLD) != 0 && count >= threshold) {
+                if ((arm & CqArm.THRESHOLD) != 0 && appended - taken >= threshold) {
                     arm = 0;
                     fire = true;
                 }
@@ -457,7 +503,7 @@ public final class CqImpl implements CompletionQueue {
                 event.post(EventCode.CQ_COMPLETION.code(), ResourceType.CQ, this);
             }
         } finally {
-            nic.lock.unlock();
+            nic.unlockDataPath();
         }
     }
 
@@ -476,8 +522,8 @@ public final class CqImpl implements CompletionQueue {
             }
             lockRing(); // polls take without the engine lock
             try {
-                if (newSize < count) {
-                    throw new DetException(Errno.EBUSY, "the queue holds " + count + " completions");
+                if (newSize < appended - taken) {
+                    throw new DetException(Errno.EBUSY, "the queue holds " + (appended - taken) + " completions");
                 }
                 allocate(roundUp(newSize));
             } finally {
@@ -497,7 +543,7 @@ public final class CqImpl implements CompletionQueue {
             }
             lockRing();
             try {
-                return new CqAttributes(state, arm, size, threshold, count);
+                return new CqAttributes(state, arm, size, threshold, (int) (appended - taken));
             } finally {
                 unlockRing();
             }

@@ -230,4 +230,59 @@ class CqHooksTest {
             assertEquals(0, cq.query().arm(), "firing disarms");
         }
     }
+
+    @Test
+    void shouldHandEveryCompletionOnceAndInOrderToAPollerOfAnotherThreadWhileResized() throws Exception {
+        try (Det det = Det.open()) {
+            final Nic nic = det.openNic(Tests.uniqueFabric("hooks"), null);
+            final CompletionQueue cq = nic.createCq(1, null);
+            final CqImpl impl = (CqImpl) cq;
+            final long total = 200_000;
+            final java.util.concurrent.atomic.AtomicLong polled = new java.util.concurrent.atomic.AtomicLong();
+            // The poller checks order; it takes without the engine lock while the appender (this thread) stores
+            // without the ring lock, into slots the poller freed.
+            final CompletableFuture<Long> poller = CompletableFuture.supplyAsync(() -> {
+                final WorkCompletion[] wc = holders(7);
+                long expected = 0;
+                final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(25);
+                while (expected < total && System.nanoTime() < deadline) {
+                    final int n = cq.poll(wc);
+                    for (int k = 0; k < n; k++) {
+                        if (wc[k].id() != expected) {
+                            throw new AssertionError("completion " + wc[k].id() + " where " + expected + " was due");
+                        }
+                        expected++;
+                    }
+                    polled.set(expected);
+                }
+                return expected;
+            });
+            long next = 0;
+            long resizedAt = -1;
+            int resizes = 0;
+            int size = cq.query().size();
+            while (next < total && !poller.isDone()) { // a poller that failed ends the test with its failure
+                if (next % 5000 == 0 && resizedAt != next) {
+                    // Move what waits into a ring of another size (each entry keeps its number) while polled.
+                    resizedAt = next;
+                    try {
+                        cq.resize(size == 102 ? 204 : 102);
+                        size = cq.query().size();
+                        resizes++;
+                    } catch (final DetException busy) {
+                        assertEquals(Errno.EBUSY, busy.errno(), "only a ring too small for what waits refuses");
+                    }
+                }
+                if (next - polled.get() < size) {
+                    assertTrue(impl.completeCollective(next++, WcStatus.SUCCESS, WcType.BARRIER, 0), "lost " + next);
+                } else {
+                    Thread.onSpinWait();
+                }
+            }
+            assertEquals(total, poller.get(30, TimeUnit.SECONDS));
+            assertEquals(0L, nic.counters().get("cq.overruns"));
+            assertTrue(resizes > 0, "the ring was never resized");
+            assertEquals(0, cq.query().depth());
+        }
+    }
 }
