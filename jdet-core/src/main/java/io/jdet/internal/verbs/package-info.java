@@ -11,13 +11,19 @@
  * posts (which run the engine inline, so that a frame leaves within its post), by engine passes (receive, owed
  * acks, due timers) and by the NIC's progress thread, or by a thread blocked on an event queue that sleeps on the
  * NIC's link and runs the engine itself (the NIC's link waiter, {@link io.jdet.internal.verbs.NicImpl#claimLink};
- * the progress thread stays off the link meanwhile). Two parts are off that lock:
+ * the progress thread stays off the link meanwhile). The engine lock ({@link io.jdet.internal.link.LinkLock}) is
+ * taken with a compare-and-set and released with a release store, not a fence: on a many-core machine the
+ * atomic instructions of the data path, not its work, set its pace, so each message pays as few as it can. Two
+ * parts are off that lock:
  * <ul>
- * <li><b>Completion queues.</b> Each ring has a spin lock of its own, taken by the engine as it appends (after the
- * engine lock) and by a poller as it takes. A poll that finds completions takes them without the engine lock; only
- * a poll that finds its queue empty needs an engine pass. Polling frees work-queue slots through a counter the
- * engine folds in ({@link io.jdet.internal.protocol.WorkRing#retire}); a queue pair's epoch (reset, destroy)
- * changes under its queues' ring locks, so a poll never frees a slot of a newer epoch.</li>
+ * <li><b>Completion queues.</b> Each ring has a spin lock of its own, taken by a poller as it takes. The engine
+ * appends without it (one appender at a time, under the engine lock): release stores of a count of entries
+ * appended and of a count of entries taken hand entries and freed slots across; an armed queue appends under the
+ * ring lock. A poll that finds completions takes them without the engine lock; only a poll that finds its queue
+ * empty needs an engine pass. Polling frees work-queue slots through a count the engine folds in
+ * ({@link io.jdet.internal.protocol.WorkRing#retire}), written by one poller at a time (the ring lock of the one
+ * queue a work queue completes on); a queue pair's epoch (reset, destroy) changes under its queues' ring locks, so
+ * a poll never frees a slot of a newer epoch.</li>
  * <li><b>Engine passes combine.</b> A poll that needs a pass while another thread holds the engine does not queue
  * for the lock: it asks for a pass and waits for one that begins after it asked
  * ({@link io.jdet.internal.verbs.NicImpl#passForPoll}). The holder (a post, a poll, the link waiter) runs the pass
@@ -26,8 +32,9 @@
  * receive system call instead of one per poller).</li>
  * </ul>
  * Lock order: engine lock, then a ring lock, then an event queue's lock; a thread never holds two ring locks
- * except to change a queue pair's epoch, which only the engine-lock holder does. Nothing on the data path queues on
- * a lock (spin, then yield) or allocates.
+ * except to change a queue pair's epoch, which only the engine-lock holder does. Nothing on the data path parks on
+ * a lock (spin, then yield) or allocates; control calls ({@code lock()}) park in short slices, and one that waited
+ * a millisecond is let in next.
  *
  * <p>Threading, where it goes (issue 7, "threads scale"). Posts on different queue pairs still serialize on the
  * engine lock, because the engine shares per-NIC transmit scratch ({@code ProtocolNic.txHeader}/{@code txGather}),
