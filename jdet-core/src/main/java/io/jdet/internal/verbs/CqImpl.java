@@ -452,16 +452,21 @@ public final class CqImpl implements CompletionQueue {
             }
             final int at = (int) (next % size);
             final QpImpl qp = qps[at];
+            final int reap = reaps[at];
+            final boolean fromReceiveQueue = receive[at];
+            final boolean live = qp != null && qp.epoch == epochs[at]; // ring lock held: the epoch cannot change
             completions[n++].set(ids[at], statuses[at], types[at], flags[at], lengths[at], immediates[at],
-                invalidated[at], reaps[at], qp);
-            if (qp != null && qp.epoch == epochs[at]) {
-                qp.retire(receive[at], reaps[at]);
-            }
+                invalidated[at], reap, qp);
             qps[at] = null;
             next++;
-        }
-        if (n > 0) {
-            TAKEN.setRelease(this, next); // after the reads: an appender reuses these slots only once it sees this
+            // After the reads (an appender reuses the slot only once it sees this), and before the work queue's
+            // slot is freed: an engine that sees the freed slot (acquire) sees the completion gone too, so a post
+            // into that slot and its completion never find this queue still counting the entry (a false overrun,
+            // if this queue is exactly as deep as the work queues it serves).
+            TAKEN.setRelease(this, next);
+            if (live) {
+                qp.retire(fromReceiveQueue, reap);
+            }
         }
         return n;
     }

@@ -285,4 +285,62 @@ class CqHooksTest {
             assertEquals(0, cq.query().depth());
         }
     }
+
+    /**
+     * A work queue's slot is free to the engine only once the completion that held it left the completion queue: a
+     * completion queue as deep as its one work queue never overruns, however the poller's batch and the engine's
+     * appends interleave. (A poll that freed the slot before it published what it took let the engine post into it
+     * and append while the ring still counted the completion: an overrun, and the queue in ERROR.)
+     */
+    @Test
+    void shouldNotOverrunAQueueAsDeepAsItsWorkQueueWhileAPollerTakesABatch() throws Exception {
+        try (Det det = Det.open()) {
+            final Nic nic = det.openNic(Tests.uniqueFabric("hooks"), null);
+            final CompletionQueue cq = nic.createCq(CqImpl.ENTRIES_PER_PAGE, null);
+            final CqImpl impl = (CqImpl) cq;
+            final NicImpl nicImpl = impl.nic;
+            final QpImpl qp = (QpImpl) nic.allocPd().createQp(
+                new io.jdet.QpCreate(cq, cq, CqImpl.ENTRIES_PER_PAGE, 0, 1, 1, 0, 0));
+            final io.jdet.internal.protocol.WorkRing<?> sq = qp.requester.queue;
+            final long total = 300_000;
+            final java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+            final CompletableFuture<Long> poller = CompletableFuture.supplyAsync(() -> {
+                final WorkCompletion[] wc = holders(CqImpl.ENTRIES_PER_PAGE);
+                long taken = 0;
+                while (!stop.get()) {
+                    taken += cq.poll(wc);
+                }
+                return taken;
+            });
+            long appended = 0;
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            try {
+                while (appended < total && System.nanoTime() < deadline) {
+                    nicImpl.lock.lock();
+                    try {
+                        if (!sq.full()) { // as a post: a free slot of the send queue, then its completion
+                            sq.tail++;
+                            assertTrue(impl.append(appended, WcStatus.SUCCESS, WcType.SEND, 0, 0, 0, 0, 1, qp, false),
+                                "completion " + appended + " lost: the queue overran with " + sq.depth()
+                                    + " send work requests outstanding");
+                            appended++;
+                        }
+                    } finally {
+                        nicImpl.lock.unlock();
+                    }
+                }
+            } finally {
+                stop.set(true);
+                poller.get(10, TimeUnit.SECONDS);
+                nicImpl.lock.lock();
+                try {
+                    sq.clear(); // the slots were never posted: nothing for the queue pair's destroy to flush
+                } finally {
+                    nicImpl.lock.unlock();
+                }
+            }
+            assertEquals(total, appended);
+            assertEquals(0L, nic.counters().get("cq.overruns"));
+        }
+    }
 }
