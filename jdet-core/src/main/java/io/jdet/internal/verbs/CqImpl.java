@@ -28,9 +28,10 @@ import java.lang.invoke.VarHandle;
  * appended, and reuses a slot only once the pollers' count of entries taken, released after they read it, says it
  * is free. A poll that finds completions takes them under the ring lock alone, without the NIC's engine lock, so
  * threads polling different queues (or one polling while another posts) do not wait for each other; only a poll
- * that finds the queue empty runs an engine pass. Freeing the work queue slots a completion covers is a counter the engine folds
- * in ({@link io.jdet.internal.protocol.WorkRing#retire}); a queue pair's epoch changes under the ring locks of its
- * queues ({@link QpImpl#newEpoch}), so a poll never frees slots of a reset queue.
+ * that finds the queue empty runs an engine pass. Freeing the work queue slots a completion covers is a count the
+ * engine folds in ({@link io.jdet.internal.protocol.WorkRing#retire}), freed only after the poll published what it
+ * took (an engine that sees the slot free sees the completion gone); a queue pair's epoch changes under the ring
+ * locks of its queues ({@link QpImpl#newEpoch}), so a poll never frees slots of a reset queue.
  */
 public final class CqImpl implements CompletionQueue {
     /** Completions per DET page (4096 / 40); sizes are rounded up to a multiple of it. */
@@ -78,6 +79,10 @@ public final class CqImpl implements CompletionQueue {
      * after they read the entries; read by appenders with acquire before they reuse a slot.
      */
     private long taken;
+    /** Where entry {@link #appended} goes ({@code appended % size}, kept so that appending divides nothing). */
+    private int tailAt;
+    /** Where entry {@link #taken} lies ({@code taken % size}); written by pollers, under the ring lock. */
+    private int headAt;
     private CqState state = CqState.READY;
     private int arm;
     private int threshold;
@@ -140,6 +145,8 @@ public final class CqImpl implements CompletionQueue {
         qps = q;
         receive = rc;
         size = capacity;
+        tailAt = capacity == 0 ? 0 : (int) (appended % capacity);
+        headAt = capacity == 0 ? 0 : (int) (taken % capacity);
     }
 
     /**
@@ -227,7 +234,7 @@ public final class CqImpl implements CompletionQueue {
             state = CqState.ERROR;
             return LOST_OVERRUN;
         }
-        final int at = (int) (n % size);
+        final int at = tailAt;
         ids[at] = id;
         statuses[at] = status;
         types[at] = type;
@@ -239,6 +246,7 @@ public final class CqImpl implements CompletionQueue {
         epochs[at] = qp == null ? 0 : qp.epoch;
         qps[at] = qp;
         receive[at] = fromReceiveQueue;
+        tailAt = at + 1 == size ? 0 : at + 1;
         APPENDED.setRelease(this, n + 1);
         return STORED;
     }
@@ -450,7 +458,7 @@ public final class CqImpl implements CompletionQueue {
                 }
                 break;
             }
-            final int at = (int) (next % size);
+            final int at = headAt;
             final QpImpl qp = qps[at];
             final int reap = reaps[at];
             final boolean fromReceiveQueue = receive[at];
@@ -458,6 +466,7 @@ public final class CqImpl implements CompletionQueue {
             completions[n++].set(ids[at], statuses[at], types[at], flags[at], lengths[at], immediates[at],
                 invalidated[at], reap, qp);
             qps[at] = null;
+            headAt = at + 1 == size ? 0 : at + 1;
             next++;
             // After the reads (an appender reuses the slot only once it sees this), and before the work queue's
             // slot is freed: an engine that sees the freed slot (acquire) sees the completion gone too, so a post
