@@ -834,7 +834,10 @@ public final class CmImpl implements CmHandler {
 
     // ---------------------------------------------------------------- helpers
 
-    /** Waits on the engine lock's condition ({@link io.jdet.internal.link.LinkLock#awaitNanos}) until done or the time runs out; the progress thread serves frames. */
+    /**
+     * Waits on the engine lock's condition ({@link io.jdet.internal.link.LinkLock#awaitNanos}) until done or the time
+     * runs out; the progress thread serves frames.
+     */
     private boolean await(final BooleanSupplier done, final long timeoutMs) {
         return await(done, timeoutMs, Long.MAX_VALUE); // what it waits for is signalled (CM frames, close)
     }
