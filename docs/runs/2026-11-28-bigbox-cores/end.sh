@@ -1,7 +1,8 @@
 # The 16-core machine at the end of the evening: the session's end (jdet-perf.jar) against its start 12ea24b
 # (jdet-perf-before.jar), alternating, two rounds; every issue-7 target at the end; a profile of the fabric's 8 B
-# send stream at the end. From the repository root on the device machine, with target/bigbox carried (a jlink
-# runtime with jdk.attach, and the jars).
+# send stream at the end. From the repository root on the device machine, with target/bigbox carried: the jars, and
+# a runtime made by ../shared/tools/bigbox-runtime.sh's jlink line with java.management.rmi,jdk.attach added (so
+# that jars from before 12ea24b start too; run.sh and lat.sh used the same runtime).
 set -u
 JV="target/bigbox/jre/bin/java --enable-native-access=ALL-UNNAMED -jar"
 R="^ +[0-9]+[KM]? +[a-z-]+ +[a-z/-]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ "
