@@ -58,6 +58,20 @@ class UdpLinkSegmentedSendTest {
         }
     }
 
+    /** The sender's counters: {@code sends} segmented sends carried {@code datagrams} datagrams in all. */
+    private static void assertSegmented(final Link sender, final long sends, final long datagrams) {
+        final Map<String, Long> m = counters(sender);
+        assertEquals(sends, m.get("link.tx.segmented_sends"), m::toString);
+        assertEquals(datagrams, m.get("link.tx.segmented_datagrams"), m::toString);
+    }
+
+    /** The receiver's counters: {@code aggregates} aggregates carried {@code datagrams} datagrams in all. */
+    private static void assertAggregated(final Link receiver, final long aggregates, final long datagrams) {
+        final Map<String, Long> m = counters(receiver);
+        assertEquals(aggregates, m.get("link.rx.aggregates"), m::toString);
+        assertEquals(datagrams, m.get("link.rx.aggregated_datagrams"), m::toString);
+    }
+
     @Test
     void aRunOfFullDatagramsAndAShorterLastLeavesAsOneSegmentedSend() throws Throwable {
         onVethPair(1500, 218, (a, b, ip) -> {
@@ -73,9 +87,8 @@ class UdpLinkSegmentedSendTest {
             java.util.Arrays.fill(lengths, full(a));
             lengths[10] = 100;
             LinkFrames.assertFrames(got, 1, lengths);
+            assertSegmented(a, 1, 11);
             final Map<String, Long> c = counters(a);
-            assertEquals(1L, c.get("link.tx.segmented_sends"), c::toString);
-            assertEquals(11L, c.get("link.tx.segmented_datagrams"), c::toString);
             assertEquals(0L, c.get("link.tx.segmenting_refused"), c::toString);
             assertEquals(0L, c.get("link.tx.errors"), c::toString);
             // The receiver took that run datagram by datagram, and its full-size datagrams switched aggregating on:
@@ -88,10 +101,8 @@ class UdpLinkSegmentedSendTest {
             }
             a.uncork();
             LinkFrames.assertFrames(receive(b, 11), 12, lengths);
-            final Map<String, Long> r = counters(b);
-            assertEquals(1L, r.get("link.rx.aggregates"), r::toString);
-            assertEquals(11L, r.get("link.rx.aggregated_datagrams"), r::toString);
-            assertEquals(0L, r.get("link.rx.bad_crc"), r::toString);
+            assertAggregated(b, 1, 11);
+            assertEquals(0L, counters(b).get("link.rx.bad_crc"));
         });
     }
 
@@ -142,9 +153,7 @@ class UdpLinkSegmentedSendTest {
                 a.uncork();
                 LinkFrames.assertFrames(receive(b, 4), 1, full, full, 300, full);
                 LinkFrames.assertFrames(receive(c, 2), 20, full, full);
-                final Map<String, Long> m = counters(a);
-                assertEquals(2L, m.get("link.tx.segmented_sends"), m::toString);
-                assertEquals(5L, m.get("link.tx.segmented_datagrams"), m::toString);
+                assertSegmented(a, 2, 5);
             }
         });
     }
@@ -163,9 +172,7 @@ class UdpLinkSegmentedSendTest {
             assertTrue(LinkFrames.send(a, b, 5, full));
             a.uncork();
             LinkFrames.assertFrames(receive(b, 5), 1, full, full, 300, full, full);
-            final Map<String, Long> m = counters(a);
-            assertEquals(2L, m.get("link.tx.segmented_sends"), m::toString);
-            assertEquals(5L, m.get("link.tx.segmented_datagrams"), m::toString);
+            assertSegmented(a, 2, 5);
             final Map<String, Long> r = counters(b);
             assertEquals(0L, r.get("link.rx.bad_crc"), r::toString);
             assertEquals(0L, r.get("link.rx.truncated"), r::toString);
@@ -187,9 +194,7 @@ class UdpLinkSegmentedSendTest {
             }
             a.uncork();
             LinkFrames.assertFrames(receive(b, 3), 2, full, full, full);
-            final Map<String, Long> r = counters(b);
-            assertEquals(1L, r.get("link.rx.aggregates"), r::toString);
-            assertEquals(3L, r.get("link.rx.aggregated_datagrams"), r::toString);
+            assertAggregated(b, 1, 3);
         });
     }
 
@@ -206,9 +211,7 @@ class UdpLinkSegmentedSendTest {
             final int[] lengths = new int[9];
             java.util.Arrays.fill(lengths, full);
             LinkFrames.assertFrames(receive(b, 9), 1, lengths);
-            final Map<String, Long> m = counters(a);
-            assertEquals(2L, m.get("link.tx.segmented_sends"), m::toString);
-            assertEquals(9L, m.get("link.tx.segmented_datagrams"), m::toString);
+            assertSegmented(a, 2, 9);
         });
     }
 
