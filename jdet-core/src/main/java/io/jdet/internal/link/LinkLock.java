@@ -45,13 +45,13 @@ public final class LinkLock {
     private static final int YIELDS = 64;
     /** The first and the longest park of {@link #lock} between tries. */
     private static final long MIN_PARK_NS = 10_000;
-    static final long MAX_PARK_NS = 100_000;
+    private static final long MAX_PARK_NS = 100_000;
     /**
      * How long {@link #lock} waits before {@link #tryLock} stops letting others in ahead of it: threads on the data
      * path try the lock in a loop, and a free moment of a few nanoseconds is rarely the one a parked thread wakes
      * in, so without this a control call could wait for a second behind a busy-polling application.
      */
-    static final long STARVE_NS = 1_000_000;
+    private static final long STARVE_NS = 1_000_000;
 
     /** The link whose batches this lock flushes. */
     private final Link link;
