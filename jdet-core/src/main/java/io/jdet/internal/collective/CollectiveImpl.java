@@ -21,6 +21,7 @@ import io.jdet.WrFlags;
 import io.jdet.internal.verbs.CqImpl;
 import io.jdet.internal.verbs.MrImpl;
 import io.jdet.internal.verbs.PdImpl;
+import io.jdet.internal.verbs.PollHook;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -33,8 +34,11 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * A collective group: checks and queues posts, and runs the queued collectives one after another from the poll
  * hook of its completion queue (whoever polls drives it; a second concurrent poller skips). Each collective is a
- * {@link Schedule} of rounds; a round ends when its receives are copied out and its sends acknowledged, then its
- * local copies and reductions run and the next round's transfers are queued on the {@link Channel}s.
+ * {@link Schedule} of rounds; a round ends when its receives are copied out and its sends are done (posted, for a
+ * message sent through bounce slots; acknowledged, for one sent from the caller's memory), then its local copies
+ * and reductions run and the next round's transfers are queued on the {@link Channel}s. A collective posted to an
+ * idle group starts before the next poll's engine pass, so its first messages carry the acknowledgements that pass
+ * would otherwise send on their own.
  */
 public final class CollectiveImpl implements Collective {
     enum State { CREATED, JOINING, JOINED, FAILED, CLOSED }
@@ -49,7 +53,24 @@ public final class CollectiveImpl implements Collective {
     private final int maxCqSize;
     final ReentrantLock lock = new ReentrantLock();
     private volatile State state = State.CREATED;
-    private final Runnable hook = this::progress;
+    private final PollHook hook = new PollHook() {
+        @Override
+        public void beforePass() {
+            if (startWaiting) {
+                progress();
+            }
+        }
+
+        @Override
+        public void afterPass() {
+            progress();
+        }
+    };
+    /**
+     * A collective waits to start: queued while none ran (under {@link #lock}, which {@link #progress} holds as it
+     * starts one). A poll then runs a step before its engine pass as well as after it.
+     */
+    private volatile boolean startWaiting;
 
     int rank = -1;
     int size;
@@ -530,6 +551,9 @@ public final class CollectiveImpl implements Collective {
                 throw new DetException(Errno.ENOSPC, outstanding + " collectives outstanding, the depth");
             }
             queue.add(q);
+            if (current == null) {
+                startWaiting = true;
+            }
         } finally {
             lock.unlock();
         }
@@ -625,6 +649,7 @@ public final class CollectiveImpl implements Collective {
                 }
             }
             advance(now);
+            startWaiting = false; // advance started what was queued, or nothing is
             if (current == null) {
                 for (final Channel ch : channels) {
                     if (ch != null) {

@@ -87,7 +87,7 @@ public final class CqImpl implements CompletionQueue {
     private int arm;
     private int threshold;
     /** Collective groups' progress, run by every poll (see {@link #addPollHook}); replaced, never mutated. */
-    private volatile Runnable[] hooks = new Runnable[0];
+    private volatile PollHook[] hooks = new PollHook[0];
     /** Queue pairs using this queue. */
     int users;
     /** Set under the engine lock; read by polls without it. */
@@ -321,21 +321,21 @@ public final class CqImpl implements CompletionQueue {
     }
 
     /**
-     * Adds work that every poll runs after its engine pass, outside the engine lock: how a collective group drives
+     * Adds work that every poll runs around its engine pass, outside the engine lock: how a collective group drives
      * its steps (which take the engine lock themselves, {@link #lockEngine}).
      *
      * @param hook the work; it must not throw
      */
-    public synchronized void addPollHook(final Runnable hook) {
-        final Runnable[] old = hooks;
-        final Runnable[] grown = java.util.Arrays.copyOf(old, old.length + 1);
+    public synchronized void addPollHook(final PollHook hook) {
+        final PollHook[] old = hooks;
+        final PollHook[] grown = java.util.Arrays.copyOf(old, old.length + 1);
         grown[old.length] = hook;
         hooks = grown;
     }
 
     /** Removes every poll hook: the NIC is being closed with the device, collective groups and all. */
     synchronized void dropPollHooks() {
-        hooks = new Runnable[0];
+        hooks = new PollHook[0];
     }
 
     /**
@@ -343,11 +343,11 @@ public final class CqImpl implements CompletionQueue {
      *
      * @param hook the work
      */
-    public synchronized void removePollHook(final Runnable hook) {
-        final Runnable[] old = hooks;
+    public synchronized void removePollHook(final PollHook hook) {
+        final PollHook[] old = hooks;
         for (int i = 0; i < old.length; i++) {
             if (old[i] == hook) {
-                final Runnable[] shrunk = new Runnable[old.length - 1];
+                final PollHook[] shrunk = new PollHook[old.length - 1];
                 System.arraycopy(old, 0, shrunk, 0, i);
                 System.arraycopy(old, i + 1, shrunk, i, old.length - i - 1);
                 hooks = shrunk;
@@ -368,7 +368,7 @@ public final class CqImpl implements CompletionQueue {
             throw new DetException(Errno.EINVAL, "poll of " + max + " completions");
         }
         final int limit = Math.min(max, completions.length);
-        final Runnable[] work = hooks;
+        final PollHook[] work = hooks;
         if (work.length == 0 && waiting() > 0) {
             // Completions are waiting (an engine pass of another thread, or of the progress thread, left them):
             // hand them out under the ring lock alone; the engine runs when the queue is found empty.
@@ -383,7 +383,10 @@ public final class CqImpl implements CompletionQueue {
         if (work.length > 0) {
             // One engine pass for the poll: the hooks (collective groups) then drain what it received and post
             // their next steps, and their completions are handed out below without a second pass (a receive
-            // system call saved per poll).
+            // system call saved per poll). A collective waiting to start sends its first messages before the pass.
+            for (final PollHook hook : work) {
+                hook.beforePass();
+            }
             nic.lockDataPath();
             try {
                 if (closed) {
@@ -393,8 +396,8 @@ public final class CqImpl implements CompletionQueue {
             } finally {
                 nic.lock.unlock();
             }
-            for (final Runnable hook : work) {
-                hook.run();
+            for (final PollHook hook : work) {
+                hook.afterPass();
             }
         }
         if (work.length == 0) {

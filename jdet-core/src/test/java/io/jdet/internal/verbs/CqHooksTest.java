@@ -56,9 +56,9 @@ class CqHooksTest {
             final Nic nic = det.openNic(Tests.uniqueFabric("hooks"), null);
             final CqImpl cq = (CqImpl) nic.createCq(8, null);
             final List<String> runs = new ArrayList<>();
-            final Runnable a = () -> runs.add("a");
-            final Runnable b = () -> runs.add("b");
-            final Runnable c = () -> runs.add("c");
+            final PollHook a = after(() -> runs.add("a"));
+            final PollHook b = after(() -> runs.add("b"));
+            final PollHook c = after(() -> runs.add("c"));
             final WorkCompletion[] wc = holders(1);
             assertEquals(0, cq.poll(wc));
             assertEquals(List.of(), runs, "no hook, nothing run");
@@ -69,7 +69,7 @@ class CqHooksTest {
             assertEquals(List.of("a", "b", "c"), runs);
             assertUsableFromAnotherThread(nic);
             runs.clear();
-            cq.removePollHook(() -> runs.add("x")); // not added: nothing changes
+            cq.removePollHook(after(() -> runs.add("x"))); // not added: nothing changes
             cq.poll(wc);
             assertEquals(List.of("a", "b", "c"), runs);
             runs.clear();
@@ -92,13 +92,51 @@ class CqHooksTest {
         }
     }
 
+    /** A hook that runs after the poll's engine pass only. */
+    private static PollHook after(final Runnable work) {
+        return new PollHook() {
+            @Override
+            public void beforePass() {
+            }
+
+            @Override
+            public void afterPass() {
+                work.run();
+            }
+        };
+    }
+
+    @Test
+    void shouldRunEveryHookBeforeThePassThenEveryHookAfterIt() {
+        try (Det det = Det.open()) {
+            final Nic nic = det.openNic(Tests.uniqueFabric("hooks"), null);
+            final CqImpl cq = (CqImpl) nic.createCq(8, null);
+            final List<String> runs = new ArrayList<>();
+            for (final String name : List.of("a", "b")) {
+                cq.addPollHook(new PollHook() {
+                    @Override
+                    public void beforePass() {
+                        runs.add(name + " before");
+                    }
+
+                    @Override
+                    public void afterPass() {
+                        runs.add(name + " after");
+                    }
+                });
+            }
+            cq.poll(holders(1));
+            assertEquals(List.of("a before", "b before", "a after", "b after"), runs);
+        }
+    }
+
     @Test
     void shouldHandOutACollectiveCompletionInThePollWhoseHookMadeIt() throws Exception {
         try (Det det = Det.open()) {
             final Nic nic = det.openNic(Tests.uniqueFabric("hooks"), null);
             final CqImpl cq = (CqImpl) nic.createCq(8, null);
             final boolean[] accepted = new boolean[1];
-            final Runnable step = () -> accepted[0] = cq.completeCollective(42, WcStatus.SUCCESS, WcType.BARRIER, 7);
+            final PollHook step = after(() -> accepted[0] = cq.completeCollective(42, WcStatus.SUCCESS, WcType.BARRIER, 7));
             cq.addPollHook(step);
             final WorkCompletion[] wc = holders(2);
             assertEquals(1, cq.poll(wc), "the poll takes what its hooks completed");
@@ -120,7 +158,7 @@ class CqHooksTest {
             final Nic nic = det.openNic(Tests.uniqueFabric("hooks"), null);
             final CqImpl cq = (CqImpl) nic.createCq(8, null);
             final int[] runs = new int[1];
-            final Runnable hook = () -> runs[0]++;
+            final PollHook hook = after(() -> runs[0]++);
             cq.addPollHook(hook);
             assertTrue(cq.completeCollective(1, WcStatus.SUCCESS, WcType.BCAST, 16));
             assertTrue(cq.completeCollective(2, WcStatus.REMOTE_OP_ERR, WcType.BCAST, 0));
