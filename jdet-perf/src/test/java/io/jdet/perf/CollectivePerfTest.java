@@ -40,7 +40,13 @@ class CollectivePerfTest {
             assertTrue(figure.path("avg_us").asDouble() > 0, figure::toString);
             assertTrue(figure.path("model_us").asDouble() > 0, figure::toString);
             assertTrue(!figure.path("algorithm").asText().isEmpty(), figure::toString);
+            // every collective of 3 members sends (the barrier's messages are empty), and each message is a frame
+            assertTrue(figure.path("frames_per_op").asDouble() >= 2, figure::toString);
+            assertTrue(figure.path("acks_per_op").asDouble() >= 0, figure::toString);
+            assertTrue(figure.path("acks_per_op").asDouble() < figure.path("frames_per_op").asDouble(),
+                figure::toString);
         }
+        assertTrue(run.out().contains("frames/op"), run::describe);
         assertEquals(Set.of("co-barrier@0", "co-bcast@8", "co-bcast@20480", "co-allgather@8", "co-allgather@20480",
             "co-alltoall@8", "co-alltoall@20480", "co-allreduce@8", "co-allreduce@20480"), seen);
     }
@@ -59,6 +65,7 @@ class CollectivePerfTest {
         for (final JsonNode figure : root.path("results")) {
             assertEquals(7, figure.path("iterations").asLong());
             assertTrue(figure.path("avg_us").asDouble() > 0, figure::toString);
+            assertTrue(figure.path("frames_per_op").asDouble() >= 3, figure::toString); // 4 members: each sends
             figures++;
         }
         assertEquals(9, figures, root::toString);

@@ -36,7 +36,17 @@ public final class CollectiveBench {
     }
 
     /** One figure: a test at a size. */
-    record Figure(TestKind kind, int size, long iterations, double avgUs, String algorithm, double modelUs) {
+    record Figure(TestKind kind, int size, long iterations, double avgUs, String algorithm, double modelUs,
+                  double framesPerOp, double acksPerOp) {
+    }
+
+    /**
+     * A measurement: the average microseconds per operation, and the frames and standalone acknowledgements all the
+     * members' NICs sent per operation over the operations run for it (the measured ones, and with a thread per
+     * member each thread's own warm-up ones before them, which are the same operations). Counts, unlike times, do
+     * not move with the machine's load: they show what a change did to the traffic where the times are too noisy.
+     */
+    record Measured(double avgUs, double framesPerOp, double acksPerOp) {
     }
 
     /**
@@ -63,8 +73,8 @@ public final class CollectiveBench {
         final List<Figure> figures = new ArrayList<>();
         try (Members members = new Members(nic, ranks, device, config.timeoutMs())) {
             for (final TestKind kind : config.tests()) {
-                out.printf(Locale.ROOT, "%n# %s, %d ranks%n%-10s %12s %12s %10s  %s%n", kind.label(), ranks, "size",
-                    "avg (us)", "model (us)", "iters", "algorithm");
+                out.printf(Locale.ROOT, "%n# %s, %d ranks%n%-10s %12s %12s %10s %10s %8s  %s%n", kind.label(), ranks,
+                    "size", "avg (us)", "model (us)", "iters", "frames/op", "acks/op", "algorithm");
                 final List<Integer> sizes = kind == TestKind.CO_BARRIER ? List.of(0) : config.sizes();
                 for (final int raw : sizes) {
                     final int size = kind == TestKind.CO_ALLREDUCE ? (raw + 7) / 8 * 8 : raw;
@@ -73,13 +83,14 @@ public final class CollectiveBench {
                         err.flush();
                     }
                     final long iterations = iterations(config, kind, size, ranks);
-                    final double avg = measure(members, kind, size, iterations, config.warmup(iterations),
+                    final Measured m = measureCounted(members, kind, size, iterations, config.warmup(iterations),
                         minWarmupNs(config), threadPerMember);
                     final CostModel.Prediction prediction = model.predict(kind, size, ranks);
-                    final Figure f = new Figure(kind, size, iterations, avg, prediction.algorithm(), prediction.us());
+                    final Figure f = new Figure(kind, size, iterations, m.avgUs(), prediction.algorithm(),
+                        prediction.us(), m.framesPerOp(), m.acksPerOp());
                     figures.add(f);
-                    out.printf(Locale.ROOT, "%-10d %12.2f %12.2f %10d  %s%n", size, avg, prediction.us(), iterations,
-                        prediction.algorithm());
+                    out.printf(Locale.ROOT, "%-10d %12.2f %12.2f %10d %10.2f %8.2f  %s%n", size, m.avgUs(),
+                        prediction.us(), iterations, m.framesPerOp(), m.acksPerOp(), prediction.algorithm());
                     out.flush();
                 }
             }
@@ -105,6 +116,12 @@ public final class CollectiveBench {
      */
     static double measure(final Members members, final TestKind kind, final int size, final long iterations,
                           final long warmup, final long minWarmupNs, final boolean threadPerMember) {
+        return measureCounted(members, kind, size, iterations, warmup, minWarmupNs, threadPerMember).avgUs();
+    }
+
+    /** {@link #measure}, with the traffic of the operations measured. */
+    static Measured measureCounted(final Members members, final TestKind kind, final int size, final long iterations,
+                                   final long warmup, final long minWarmupNs, final boolean threadPerMember) {
         members.buffers(kind, size);
         try {
             final long warmStart = System.nanoTime();
@@ -119,15 +136,34 @@ public final class CollectiveBench {
                 do {
                     members.threaded(kind, 0, round);
                 } while (System.nanoTime() - threadedStart < minWarmupNs);
-                return members.threaded(kind, Math.min(warmup, iterations), iterations);
+                final Traffic before = new Traffic(members);
+                final long own = Math.min(warmup, iterations);
+                final double avg = members.threaded(kind, own, iterations);
+                return before.since(members, avg, own + iterations);
             }
+            final Traffic before = new Traffic(members);
             final long start = System.nanoTime();
             for (long i = 0; i < iterations; i++) {
                 members.once(kind, 0);
             }
-            return (System.nanoTime() - start) / 1e3 / iterations;
+            final double avg = (System.nanoTime() - start) / 1e3 / iterations;
+            return before.since(members, avg, iterations);
         } finally {
             members.release();
+        }
+    }
+
+    /** The members' frames and standalone acknowledgements sent so far. */
+    private record Traffic(long frames, long acks) {
+        Traffic(final Members members) {
+            this(members.counter("frames.sent"), members.counter("acks.sent"));
+        }
+
+        /** The measurement of {@code operations} run since this count, which took {@code avgUs} each. */
+        Measured since(final Members members, final double avgUs, final long operations) {
+            final Traffic now = new Traffic(members);
+            return new Measured(avgUs, (double) (now.frames - frames) / operations,
+                (double) (now.acks - acks) / operations);
         }
     }
 
@@ -216,8 +252,8 @@ public final class CollectiveBench {
             final Figure f = figures.get(i);
             sb.append(i == 0 ? "\n" : ",\n").append(String.format(Locale.ROOT,
                 "    {\"test\": \"%s\", \"size\": %d, \"iterations\": %d, \"avg_us\": %.3f, \"model_us\": %.3f, "
-                    + "\"algorithm\": \"%s\"}", f.kind().label(), f.size(), f.iterations(), f.avgUs(), f.modelUs(),
-                f.algorithm()));
+                    + "\"algorithm\": \"%s\", \"frames_per_op\": %.3f, \"acks_per_op\": %.3f}", f.kind().label(),
+                f.size(), f.iterations(), f.avgUs(), f.modelUs(), f.algorithm(), f.framesPerOp(), f.acksPerOp()));
         }
         sb.append("\n  ]\n}\n");
         try {

@@ -141,6 +141,20 @@ final class Members implements AutoCloseable {
      * @param kind the collective
      * @param root the root of a broadcast
      */
+    /**
+     * The sum over the members' NICs of a counter ({@link Nic#counters}), such as {@code frames.sent}.
+     *
+     * @param name the counter
+     * @return its sum, 0 where a NIC does not count it
+     */
+    long counter(final String name) {
+        long sum = 0;
+        for (final Nic nic : nics) {
+            sum += nic.counters().getOrDefault(name, 0L);
+        }
+        return sum;
+    }
+
     void once(final TestKind kind, final int root) {
         id++;
         for (int i = 0; i < p; i++) {
