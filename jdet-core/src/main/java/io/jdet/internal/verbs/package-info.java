@@ -46,6 +46,13 @@
  * the link and the lock of each queue pair a frame is for (engine, then queue pair); the ack list and timers move
  * to per-queue-pair deadlines walked by the pass. The key table is already read-mostly (regions are published
  * before use), but it is written under the engine lock, so lookups off that lock need it made safe for concurrent
- * readers first.
+ * readers first. Three traps for those steps, found on 2026-11-28: a post whose window is full runs an engine pass
+ * ({@code windowFull}), so a post holding its queue pair's lock must not wait for the engine lock (the receive pass
+ * takes engine, then queue pair): it may only try it, and a pass that finds a queue pair's lock taken must hand the
+ * frame to that pair's holder (an inbox it drains before letting go) rather than wait; a completion queue fed by
+ * queue pairs that run under different locks has several appenders, so its append needs a reserved slot and a
+ * per-slot publication instead of the one appender's count; and over UDP one socket still serializes receiving,
+ * so receive passes scale only once queue pairs spread over several sockets of the NIC (lanes, each its own port,
+ * which the connection manager's handshake must name).
  */
 package io.jdet.internal.verbs;
