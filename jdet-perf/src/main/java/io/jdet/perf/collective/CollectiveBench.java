@@ -43,8 +43,9 @@ public final class CollectiveBench {
     /**
      * A measurement: the average microseconds per operation, and the frames and standalone acknowledgements all the
      * members' NICs sent per operation over the operations run for it (the measured ones, and with a thread per
-     * member each thread's own warm-up ones before them, which are the same operations). Counts, unlike times, do
-     * not move with the machine's load: they show what a change did to the traffic where the times are too noisy.
+     * member each thread's own warm-up ones before them, which are the same operations). Counts move less with the
+     * machine's load than times (standalone acks still depend on timing: delayed acks that fall due, progress-thread
+     * passes): they show what a change did to the traffic where the times are too noisy.
      */
     record Measured(double avgUs, double framesPerOp, double acksPerOp) {
     }

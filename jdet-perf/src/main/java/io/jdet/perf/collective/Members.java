@@ -136,12 +136,6 @@ final class Members implements AutoCloseable {
     }
 
     /**
-     * Runs one operation on every member and waits for all of them.
-     *
-     * @param kind the collective
-     * @param root the root of a broadcast
-     */
-    /**
      * The sum over the members' NICs of a counter ({@link Nic#counters}), such as {@code frames.sent}.
      *
      * @param name the counter
@@ -155,6 +149,12 @@ final class Members implements AutoCloseable {
         return sum;
     }
 
+    /**
+     * Runs one operation on every member and waits for all of them.
+     *
+     * @param kind the collective
+     * @param root the root of a broadcast
+     */
     void once(final TestKind kind, final int root) {
         id++;
         for (int i = 0; i < p; i++) {
