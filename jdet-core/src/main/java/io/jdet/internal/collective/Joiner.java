@@ -125,6 +125,7 @@ final class Joiner implements Runnable {
                 }
                 final QueuePair qp = silent(own(co.pd.createQp(new QpCreate(dataCq, dataCq, sqDepth, perPeer,
                     Channel.MAX_SGE, 1, 1, 1))));
+                ((QpImpl) qp).lazyAcks(); // acks ride on chunks and credit returns (QpImpl.lazyAcks)
                 final long base = (long) k * regionSlots * slotBytes;
                 final MwImpl window = (MwImpl) own(co.pd.createMw(2));
                 mesh[j] = new Channel(j, qp, sqDepth, slotMem.asSlice(base, (long) regionSlots * slotBytes),

@@ -65,6 +65,11 @@ public final class QpImpl implements QueuePair, ProtocolQp {
     /** The owed acknowledgement was asked for (FORCE_ACK): it leaves at the next progress pass. */
     boolean ackRequested;
     long ackDeadlineNs;
+    /**
+     * How long an acknowledgement nobody asked for may wait for a frame to carry it: the NIC's delayed-ack time, or
+     * longer for a collective group's queue pair ({@link #lazyAcks}). Set before the queue pair connects.
+     */
+    private long ackDelayNs;
     boolean inAckList;
     /** The NAK sent when this side failed a request, repeated to the peer's retransmissions. */
     int errorNakStatus = -1;
@@ -84,6 +89,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
 
     private QpImpl(final PdImpl pd, final QpCreate c) {
         this.nic = pd.nic;
+        this.ackDelayNs = nic.ackDelayNs;
         this.maxPayload = nic.maxPayload;
         this.pd = pd;
         this.sqCq = Checks.cq(c.sqCq());
@@ -730,6 +736,18 @@ public final class QpImpl implements QueuePair, ProtocolQp {
     }
 
     /**
+     * Lets an acknowledgement nobody asked for wait up to half the NIC's smallest retransmission timeout for a frame
+     * that carries it, instead of the delayed-ack time: for a collective group's queue pairs, whose peers wait for
+     * no unsignaled send's acknowledgement (a signaled one asks for its ack, and the group signals every few sends)
+     * and which send frames back often (chunks, credit returns), while a member's messages to a peer it never
+     * answers drew an acknowledgement each. Half the timeout, so that the peer never retransmits for want of it.
+     * Call before the queue pair connects. Raises nothing.
+     */
+    public void lazyAcks() {
+        ackDelayNs = Math.max(nic.ackDelayNs, nic.minRtoNs / 2);
+    }
+
+    /**
      * Enters ERROR: flushes every outstanding work request (suppressed ones too) with FLUSHED.
      *
      * @param code       the event code
@@ -878,7 +896,7 @@ public final class QpImpl implements QueuePair, ProtocolQp {
         if (ackRequested) {
             this.ackRequested = true;
         }
-        final long deadline = ackRequested ? now + 1 : now + nic.ackDelayNs;
+        final long deadline = ackRequested ? now + 1 : now + ackDelayNs;
         if (!ackPending) {
             ackPending = true;
             ackDeadlineNs = deadline;
