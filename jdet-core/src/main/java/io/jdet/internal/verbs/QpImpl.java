@@ -740,8 +740,9 @@ public final class QpImpl implements QueuePair, ProtocolQp {
      * that carries it, instead of the delayed-ack time: for a collective group's queue pairs, whose peers wait for
      * no unsignaled send's acknowledgement (a signaled one asks for its ack, and the group signals every few sends)
      * and which send frames back often (chunks, credit returns), while a member's messages to a peer it never
-     * answers drew an acknowledgement each. Half the timeout, so that the peer never retransmits for want of it.
-     * Call before the queue pair connects. Raises nothing.
+     * answers drew an acknowledgement each. Half this NIC's timeout, so that a peer configured alike never
+     * retransmits for want of it (one whose smallest timeout is shorter may resend a frame, which arrives as a
+     * duplicate and costs nothing else). Call before the queue pair connects. Raises nothing.
      */
     public void lazyAcks() {
         ackDelayNs = Math.max(nic.ackDelayNs, nic.minRtoNs / 2);
