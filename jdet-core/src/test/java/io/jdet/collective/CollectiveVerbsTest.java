@@ -443,6 +443,23 @@ class CollectiveVerbsTest {
         }
     }
 
+    /** An all-reduce in place (no source): each member's buffer holds its values, then the result. */
+    static void allreduceInPlace(final Group g, final ReduceOp op, final ReduceType type, final int count) {
+        final MemoryRegion[] buf = new MemoryRegion[g.p];
+        for (int i = 0; i < g.p; i++) {
+            buf[i] = g.region(i, 8L * count);
+            put(buf[i].segment(), type, i, count);
+            g.cos[i].allreduce(13, null, Group.ds(buf[i]), op, type, 0);
+        }
+        g.expectAll(WcType.ALLREDUCE, 8L * count);
+        for (int i = 0; i < g.p; i++) {
+            for (int e = 0; e < count; e++) {
+                assertEquals(expected(g.p, op, type, e), got(buf[i].segment(), type, e),
+                    "allreduce in place " + op + " at " + i + ", element " + e);
+            }
+        }
+    }
+
     static void reduce(final Group g, final int root, final ReduceOp op, final ReduceType type, final int count) {
         final MemoryRegion dst = g.region(root, 8L * count);
         for (int i = 0; i < g.p; i++) {

@@ -23,11 +23,13 @@ import java.lang.foreign.ValueLayout;
  * <p>A message of at most {@link #eagerBytes} is sent eagerly: each chunk is copied into one of this channel's
  * bounce slots and sent from there, so the send operation is done once posted and the collective's step waits
  * only for the arrival of the data, never for the peer's acknowledgement (as TCP's copy into the socket buffer).
- * A longer message is sent from the caller's memory (zero copy) and its step waits for the chunks' completions,
- * since a later step may overwrite what a retransmission would read. Sends are signaled only every
- * {@link #signalEvery}-th (and every zero-copy chunk): an unsignaled send asks the peer for no immediate
- * acknowledgement, so acks ride on the peer's own traffic or its delayed ack, and one signaled completion retires
- * its unsignaled predecessors ({@link io.jdet.WorkCompletion#reapCount}).
+ * A longer message is sent from the caller's memory (zero copy): until its chunks' completions say the peer has
+ * them, a retransmission may read that memory again, so the group lets no later step write it
+ * ({@link #readsInFlight}; only this peer's own rendezvous writes, which follow them, may) and completes the
+ * collective only once they are in. Sends are signaled only every {@link #signalEvery}-th (and every zero-copy
+ * chunk): an unsignaled send asks the peer for no immediate acknowledgement, so acks ride on the peer's own traffic
+ * or its delayed ack, and one signaled completion retires its unsignaled predecessors
+ * ({@link io.jdet.WorkCompletion#reapCount}).
  *
  * <p>A message of at least {@link #rendezvousBytes} goes by rendezvous (Gloo's way): when it is the next one the
  * receiver expects from this peer, the receiver grants this queue pair alone remote write on its destination (a type
@@ -36,8 +38,10 @@ import java.lang.foreign.ValueLayout;
  * its memory into the destination, the last write with an immediate (bit 15) that tells the receiver it is all
  * there. No bounce copy, no copy out of a slot, no credit per chunk: one copy at the receiver, the placement, as for
  * any RDMA write. A destination of several blocks is advertised with address 0, which asks for the eager chunks
- * instead. The sender's step waits for its writes' completions (its memory is read until acknowledged); the
- * receiver's step ends when the last write arrives, and its grant ends then.
+ * instead. The receiver's step ends when the last write arrives, and its grant ends then; the acknowledgement the
+ * writer waits for rides on this member's next message to it in the same step (the next advertisement, say), or
+ * goes on its own at the end of the step ({@link #flushAck}). The writer's next step need not wait for it unless it
+ * writes what the writes read.
  */
 final class Channel {
     static final long KIND_RECV = 1;
@@ -81,9 +85,16 @@ final class Channel {
 
     int credits;
     private int toReturn;
+    /**
+     * A rendezvous into this member ended: its writer waits for the acknowledgement, which goes at the end of the
+     * group's step ({@link #flushAck}) unless a message of that step to the peer carried it.
+     */
+    private boolean ackOwed;
     /** Send-queue entries posted and not yet retired by a completion, oldest first in {@link #wrKind}. */
     int sqInUse;
     private final byte[] wrKind;
+    /** The message each zero-copy entry of {@link #wrKind} reads (its schedule operation), for {@link #readsInFlight}. */
+    private final int[] wrOp;
     private int wrHead;
     /** Zero-copy chunks posted since the group last collected the count (it waits for their completions). */
     int postedChunks;
@@ -137,6 +148,7 @@ final class Channel {
         this.threshold = Math.max(1, dataSlots / 2);
         this.credits = dataSlots;
         this.wrKind = new byte[sqDepth];
+        this.wrOp = new int[sqDepth];
         this.eagerBytes = EAGER_BYTES;
         this.bounceFirst = dataSlots + SPARE;
         this.bounceCount = dataSlots;
@@ -251,10 +263,7 @@ final class Channel {
                         + (advertSent && !advertEager ? s.total[op] + " were advertised" : "none was advertised"));
                 }
                 window.revokeGrant();
-                // The sender's step waits for the acknowledgement of its writes, which the engine would leave for
-                // this application's next pass on this NIC: this member may not come back soon (its collective may
-                // be done).
-                ((QpImpl) qp).ackNow();
+                ackOwed = true;
                 advertSent = false;
                 inHead = (inHead + 1) % inSlot.length;
                 inCount--;
@@ -347,7 +356,7 @@ final class Channel {
             qp.send(id(KIND_SEND, peer, 0), gather, sgeCount, WrFlags.IMMEDIATE | signal(kind), imm);
             toReturn -= Math.min(toReturn, 0x7fff);
             credits--;
-            pushed(kind);
+            pushed(kind, op);
             sendOff += n;
             if (sendOff == total) {
                 sendQ.poll();
@@ -361,7 +370,7 @@ final class Channel {
             qp.send(id(KIND_CREDIT, peer, 0), gather, 0, WrFlags.IMMEDIATE | signal(WR_CREDIT),
                 CREDIT_ONLY | give << 16);
             toReturn -= give;
-            pushed(WR_CREDIT);
+            pushed(WR_CREDIT, -1);
         }
         return done;
     }
@@ -380,7 +389,7 @@ final class Channel {
             postedChunks++;
             if (sendOff + n < total) {
                 qp.write(id(KIND_SEND, peer, 0), gather, sgeCount, at, peerKey, 0, 0);
-                pushed(WR_ZERO_COPY);
+                pushed(WR_ZERO_COPY, op);
                 sendOff += n;
                 continue;
             }
@@ -388,7 +397,7 @@ final class Channel {
             qp.write(id(KIND_SEND, peer, 0), gather, sgeCount, at, peerKey, WrFlags.IMMEDIATE, imm);
             toReturn -= Math.min(toReturn, 0x7fff);
             credits--;
-            pushed(WR_ZERO_COPY);
+            pushed(WR_ZERO_COPY, op);
             sendQ.poll();
             sendOff = 0;
             peerAdvert = false;
@@ -406,9 +415,9 @@ final class Channel {
         long address = 0;
         int key = 0;
         final int b = s.first[op];
-        if (s.count[op] == 1 && s.owners[s.blockBuf[b]] instanceof MrImpl region) {
-            address = s.addrs[s.blockBuf[b]] + s.blockOff[b];
-            key = window.grantRemoteWrite((QpImpl) qp, region, address, s.total[op]);
+        if (grantable(s, op)) {
+            address = s.address(b);
+            key = window.grantRemoteWrite((QpImpl) qp, (MrImpl) s.owners[s.blockBuf[b]], address, s.total[op]);
         }
         final int slot = bounceFirst + bounceNext;
         final long at = (long) slot * slotBytes;
@@ -420,7 +429,7 @@ final class Channel {
         bounceNext = bounceNext + 1 == bounceCount ? 0 : bounceNext + 1;
         bounceInUse++;
         qp.send(id(KIND_CREDIT, peer, 0), gather, 1, WrFlags.IMMEDIATE | signal(WR_BOUNCE), CREDIT_ONLY | ADVERT);
-        pushed(WR_BOUNCE);
+        pushed(WR_BOUNCE, -1);
         advertSent = true;
         advertEager = address == 0;
     }
@@ -434,9 +443,54 @@ final class Channel {
         return WrFlags.SUPPRESSED;
     }
 
-    private void pushed(final byte kind) {
+    /** Whether receive {@code op}'s destination can be granted: one block of a region this library registered. */
+    private static boolean grantable(final Schedule s, final int op) {
+        return s.count[op] == 1 && s.owners[s.blockBuf[s.first[op]]] instanceof MrImpl;
+    }
+
+    /**
+     * Whether receive {@code op} will arrive by the peer's writes into its destination after this member's
+     * advertisement, rather than through the slots: a rendezvous whose destination can be granted.
+     */
+    boolean placedByPeerWrite(final Schedule s, final int op) {
+        return rendezvous(s, op) && grantable(s, op);
+    }
+
+    /**
+     * Whether a zero-copy send to this peer that is not yet acknowledged reads any of the bytes at
+     * {@code [from, from + length)}: its memory may not change while a retransmission could read it.
+     */
+    boolean readsInFlight(final Schedule s, final long from, final long length) {
+        int last = -1;
+        for (int i = 0; i < sqInUse; i++) {
+            final int at = wrHead + i < sqDepth ? wrHead + i : wrHead + i - sqDepth;
+            if (wrKind[at] == WR_ZERO_COPY && wrOp[at] != last) {
+                last = wrOp[at];
+                if (s.overlaps(last, from, length)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Sends the acknowledgement a rendezvous's writer waits for, if no message of this step carried it: the engine
+     * would leave it for the application's next pass on this NIC, and this member may not come back soon (its
+     * collective may be done). The caller holds the engine's data-path lock. Raises nothing.
+     */
+    void flushAck() {
+        if (ackOwed) {
+            ackOwed = false;
+            ((QpImpl) qp).ackNow();
+        }
+    }
+
+    private void pushed(final byte kind, final int op) {
         final int at = wrHead + sqInUse;
-        wrKind[at >= sqDepth ? at - sqDepth : at] = kind;
+        final int i = at >= sqDepth ? at - sqDepth : at;
+        wrKind[i] = kind;
+        wrOp[i] = op;
         sqInUse++;
     }
 
@@ -529,5 +583,6 @@ final class Channel {
         recvOff = 0;
         advertSent = false;
         peerAdvert = false;
+        ackOwed = false;
     }
 }

@@ -34,11 +34,13 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * A collective group: checks and queues posts, and runs the queued collectives one after another from the poll
  * hook of its completion queue (whoever polls drives it; a second concurrent poller skips). Each collective is a
- * {@link Schedule} of rounds; a round ends when its receives are copied out and its sends are done (posted, for a
- * message sent through bounce slots; acknowledged, for one sent from the caller's memory), then its local copies
- * and reductions run and the next round's transfers are queued on the {@link Channel}s. A collective posted to an
- * idle group starts before the next poll's engine pass, so its first messages carry the acknowledgements that pass
- * would otherwise send on their own.
+ * {@link Schedule} of rounds; a round ends when its receives are copied out and its sends are posted, then its local
+ * copies and reductions run and the next round's transfers are queued on the {@link Channel}s. A send from the
+ * caller's memory (zero copy) may still wait for its acknowledgement then: the round waits for it only where its
+ * local operations or the next round's receives and early copies would write bytes it reads ({@link #writesClear}),
+ * and the last round waits for them all, so a collective completes only once the caller's memory is no longer read.
+ * A collective posted to an idle group starts before the next poll's engine pass, so its first messages carry the
+ * acknowledgements that pass would otherwise send on their own.
  */
 public final class CollectiveImpl implements Collective {
     enum State { CREATED, JOINING, JOINED, FAILED, CLOSED }
@@ -658,7 +660,9 @@ public final class CollectiveImpl implements Collective {
                 }
             } else if (now - lastProgressNs > timeoutNs) {
                 fail(WcStatus.RETRY_EXCEEDED, current.type + " made no progress in " + tuning.timeoutMs() + " ms");
+                return;
             }
+            flushAcks(); // after the step's messages, one of which may have carried them
         } catch (final RuntimeException | Error e) {
             // Whatever went wrong ends the group, never a poll that throws and leaves a collective half run
             // (a later pass would otherwise find nothing pending and complete it successfully).
@@ -666,6 +670,15 @@ public final class CollectiveImpl implements Collective {
         } finally {
             cq.unlockEngine();
             lock.unlock();
+        }
+    }
+
+    /** Sends the acknowledgements that ended rendezvous into this member and that no message carried yet. */
+    private void flushAcks() {
+        for (final Channel ch : channels) {
+            if (ch != null) {
+                ch.flushAck();
+            }
         }
     }
 
@@ -728,7 +741,12 @@ public final class CollectiveImpl implements Collective {
                 earlyDone = true; // the round's first sends are posted: its early copies overlap their flight
                 runLocals(round, true);
             }
-            if (recvsPending > 0 || sendOpsPending > 0 || chunksInFlight > 0) {
+            if (recvsPending > 0 || sendOpsPending > 0) {
+                return;
+            }
+            if (chunksInFlight > 0 && (round + 1 >= schedule.rounds || !writesClear(round))) {
+                // The collective completes only once every send is acknowledged (the caller may reuse its
+                // memory then), and a step goes on before only where it writes no byte a send still reads.
                 return;
             }
             if (!current.buffersValid()) {
@@ -736,6 +754,9 @@ public final class CollectiveImpl implements Collective {
                 fail(WcStatus.LOCAL_PROTECTION_ERR, current.type + ": a buffer's region was deregistered or "
                     + "re-keyed while the collective ran");
                 return;
+            }
+            if (round + 1 >= schedule.rounds) {
+                flushAcks(); // nothing of this collective follows to carry them: before the last copies run
             }
             runLocals(round, false);
             lastProgressNs = now;
@@ -752,6 +773,48 @@ public final class CollectiveImpl implements Collective {
             }
             startRound(round);
         }
+    }
+
+    /**
+     * Whether round {@code r}'s copies and reductions, and the receives and early copies of round {@code r + 1},
+     * leave alone every byte that a zero-copy send not yet acknowledged reads: a retransmission reads it again. A
+     * receive from peer P may write bytes of a send to P still in flight if P writes them into this member's
+     * advertised destination: P does so after this member's advertisement, which the queue pair delivers after the
+     * send, so P holds the send's bytes by then and a retransmission of it is a duplicate P only acknowledges.
+     */
+    private boolean writesClear(final int r) {
+        final Schedule s = schedule;
+        for (int op = s.roundStart[r]; op < s.roundStart[r + 1]; op++) {
+            if ((s.kind[op] == Schedule.COPY || s.kind[op] == Schedule.REDUCE)
+                && sendInFlightReads(s.address(s.first[op] + 1), s.total[op], -1)) {
+                return false;
+            }
+        }
+        for (int op = s.roundStart[r + 1]; op < s.roundStart[r + 2]; op++) {
+            if (s.kind[op] == Schedule.EARLY_COPY && sendInFlightReads(s.address(s.first[op] + 1), s.total[op], -1)) {
+                return false;
+            }
+            if (s.kind[op] == Schedule.RECV) {
+                final Channel from = channels[s.peer[op]];
+                final int exempt = from.placedByPeerWrite(s, op) ? from.peer : -1;
+                for (int b = s.first[op], end = b + s.count[op]; b < end; b++) {
+                    if (sendInFlightReads(s.address(b), s.blockLen[b], exempt)) {
+                        return false;
+                    }
+                }
+            }
+        }
+        return true;
+    }
+
+    /** Whether a zero-copy send not yet acknowledged, to any peer but {@code exemptPeer}, reads those bytes. */
+    private boolean sendInFlightReads(final long from, final long length, final int exemptPeer) {
+        for (final Channel ch : channels) {
+            if (ch != null && ch.peer != exemptPeer && ch.readsInFlight(schedule, from, length)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void start(final Request q, final long now) {

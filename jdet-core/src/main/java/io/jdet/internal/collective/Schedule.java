@@ -7,8 +7,11 @@ import java.util.Arrays;
 
 /**
  * One collective as rounds of operations, kept in growable primitive arrays so that a group reuses one schedule.
- * A round's sends and receives run concurrently; its local copies and reductions run once every transfer of the
- * round is done (received, and sent and acknowledged), so a reduction never changes bytes a send still reads.
+ * A round's sends and receives run concurrently; its local copies and reductions run once its receives are done
+ * and its sends posted, and the next round starts then, unless they, or the next round's receives and early
+ * copies, would write bytes that a zero-copy send not yet acknowledged still reads (a retransmission reads them
+ * again): then both wait for the acknowledgements. A receive that the send's own peer writes by rendezvous is
+ * exempt (the peer holds the send before it can write). A collective completes once every send is acknowledged.
  * A message is a list of blocks (buffer, offset, length), gathered when sent and scattered when received. A buffer
  * is a caller's segment inside its region's memory: the offsets callers give are from the segment's start, and a
  * block keeps its offset in the region's memory ({@link #blockOff}), which {@link #segs} holds.
@@ -186,6 +189,30 @@ final class Schedule {
         addBlock(dstBuf, dstOff, len);
         count[o] = 2;
         total[o] = len;
+    }
+
+    /**
+     * Where block {@code b} lies: its address.
+     *
+     * @param b the block
+     * @return the address of its first byte
+     */
+    long address(final int b) {
+        return addrs[blockBuf[b]] + blockOff[b];
+    }
+
+    /**
+     * Whether a block of operation {@code op} (for a local operation: its source or its destination) shares a byte
+     * with {@code [from, from + length)}.
+     */
+    boolean overlaps(final int op, final long from, final long length) {
+        for (int b = first[op], end = b + count[op]; b < end; b++) {
+            final long at = address(b);
+            if (at < from + length && from < at + blockLen[b]) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Ends the current round. */

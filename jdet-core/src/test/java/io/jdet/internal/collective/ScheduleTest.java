@@ -5,8 +5,10 @@ import org.junit.jupiter.api.Test;
 import java.lang.foreign.MemorySegment;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The schedule's bookkeeping: messages and their blocks, local operations, rounds, growth and reuse. */
 class ScheduleTest {
@@ -36,6 +38,27 @@ class ScheduleTest {
         assertEquals(1000, s.addrs[a]);
         assertEquals(8, s.keys[b]);
         assertSame(B, s.segs[b]);
+    }
+
+    @Test
+    void anOperationOverlapsARangeByItsBlocksAddressesAlone() {
+        // Buffer a lies 16 bytes into region A (address 1016); the send reads a's 0-8 and 20-24: addresses
+        // 1016-1024 and 1036-1040. The copy reads a's 2-6 and writes the region's 40-44: 1018-1022, 1040-1044.
+        final Schedule s = new Schedule();
+        final int a = s.buffer(A, 16, 1016, 7);
+        final int whole = s.buffer(A, 0, 1000, 7);
+        s.send(1).block(a, 0, 8).block(a, 20, 4);
+        s.copy(a, 2, whole, 40, 4);
+        assertEquals(1016, s.address(s.first[0]));
+        assertEquals(1036, s.address(s.first[0] + 1));
+        assertTrue(s.overlaps(0, 1023, 1), "the first block's last byte");
+        assertFalse(s.overlaps(0, 1024, 12), "between the blocks");
+        assertTrue(s.overlaps(0, 1030, 7), "into the second block by one byte");
+        assertFalse(s.overlaps(0, 1040, 100), "just after it");
+        assertFalse(s.overlaps(0, 900, 116), "just before the first");
+        assertEquals(1040, s.address(s.first[1] + 1), "the copy's destination");
+        assertTrue(s.overlaps(1, 1040, 1), "a local operation's destination block counts");
+        assertTrue(s.overlaps(1, 1018, 1), "and its source block");
     }
 
     @Test
