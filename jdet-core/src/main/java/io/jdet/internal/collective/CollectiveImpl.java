@@ -105,6 +105,14 @@ public final class CollectiveImpl implements Collective {
     private int recvsPending;
     private int sendOpsPending;
     private int chunksInFlight;
+    /**
+     * Where {@link #writesClear} last said no: the collective's ordinal, its round and the zero-copy chunks then in
+     * flight. While none of them changes (no send was retired, none posted), the answer stands, so a waiting poll
+     * does not walk every channel's send queue again.
+     */
+    private int blockedOrdinal = -1;
+    private int blockedRound;
+    private int blockedChunks;
     /** Whether the current round's early copies ran. */
     private boolean earlyDone;
     private long lastProgressNs;
@@ -744,7 +752,7 @@ public final class CollectiveImpl implements Collective {
             if (recvsPending > 0 || sendOpsPending > 0) {
                 return;
             }
-            if (chunksInFlight > 0 && (round + 1 >= schedule.rounds || !writesClear(round))) {
+            if (chunksInFlight > 0 && (round + 1 >= schedule.rounds || !writesClearCached())) {
                 // The collective completes only once every send is acknowledged (the caller may reuse its
                 // memory then), and a step goes on before only where it writes no byte a send still reads.
                 return;
@@ -773,6 +781,20 @@ public final class CollectiveImpl implements Collective {
             }
             startRound(round);
         }
+    }
+
+    /** {@link #writesClear} for the current round, unless it said no with the same chunks in flight. */
+    private boolean writesClearCached() {
+        if (blockedOrdinal == ordinal && blockedRound == round && blockedChunks == chunksInFlight) {
+            return false;
+        }
+        if (writesClear(round)) {
+            return true;
+        }
+        blockedOrdinal = ordinal;
+        blockedRound = round;
+        blockedChunks = chunksInFlight;
+        return false;
     }
 
     /**
