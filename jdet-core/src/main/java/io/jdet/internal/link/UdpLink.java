@@ -18,8 +18,9 @@ import java.util.Map;
  * payload pieces) copied into the link's own staging memory, a lent payload piece of registered memory pointed at
  * where it lies, so the kernel's copy into its socket buffer is the only one ({@link UdpTx}, which also says how the
  * memory is kept alive while the kernel reads it and what {@link #settle} does). Receive is single-copy: {@code
- * recvmmsg} lands up to 16 datagrams in the link's receive buffers with one system call, where the CRC is checked
- * before anything else looks at it, and the engine copies the payload once, into the target memory, while the
+ * recvmmsg} lands up to 16 datagrams in the link's receive buffers with one system call ({@code recvfrom} one,
+ * while nothing came: {@link #batching}), where the CRC is checked before anything else looks at it, and the
+ * engine copies the payload once, into the target memory, while the
  * handler runs (a corrupted frame must never reach that memory, so the kernel cannot write into it directly; the
  * long fragments {@link UdpPlacement} lands in place are the exception it explains). Neither path allocates: the
  * message header, iovecs, socket addresses and errno slots are preallocated, and a peer is a {@code long} ({@link
@@ -57,6 +58,18 @@ public final class UdpLink implements Link {
     private static final int RX_CONTROL = Posix.CMSGHDR_SIZE + 8;
     /** Datagrams taken by one {@code recvmmsg}: one system call per poll, however many frames wait. */
     private static final int RX_BATCH = 16;
+    /**
+     * The last receive took a datagram, so more may wait: the next takes a batch ({@code recvmmsg}). Otherwise a
+     * poll takes one datagram with {@code recvfrom}, which costs a quarter less when nothing waits (no message
+     * header to copy in): a busy poll that finds nothing spends less, a lone datagram is taken sooner, and the
+     * first datagram of a burst is followed by batches. Not while {@link #aggregating}: an aggregate's size comes in
+     * a cmsg, which {@code recvfrom} cannot take.
+     */
+    private boolean batching;
+    /** {@code recvfrom}'s address length, in and out. */
+    private final MemorySegment rxNameLength;
+    /** Polls that took their datagram, or found none, with {@code recvfrom} ({@link #batching}). */
+    private long singleReceives;
     /** Socket buffers asked for: large, so bursts of 64 KiB frames are not dropped by the kernel. */
     private static final int SOCKET_BUFFER = 8 << 20;
     private final Arena arena = Arena.ofShared();
@@ -182,6 +195,7 @@ public final class UdpLink implements Link {
             this.rxFrameView = rxFrame.asByteBuffer();
             this.rxMsgs = arena.allocate((long) Posix.MMSGHDR_SIZE * RX_BATCH, 8);
             this.rxNames = arena.allocate((long) Posix.SOCKADDR_IN_SIZE * RX_BATCH, 8);
+            this.rxNameLength = arena.allocate(ValueLayout.JAVA_INT);
             prepareBuffers();
             final MemorySegment errno = Posix.newErrnoState(arena);
             socket = (int) Posix.SOCKET.invokeExact(errno, Posix.AF_INET,
@@ -453,6 +467,9 @@ public final class UdpLink implements Link {
     }
 
     private int receiveBatch(final FrameHandler handler, final int max) {
+        if (!batching && !aggregating) {
+            return receiveOne(handler);
+        }
         final int batch = Math.min(max, RX_BATCH);
         for (int i = 0; i < batch; i++) {
             rxMsgs.set(ValueLayout.JAVA_INT, (long) i * Posix.MMSGHDR_SIZE + Posix.MSG_NAMELEN,
@@ -500,7 +517,39 @@ public final class UdpLink implements Link {
         if (receivesAggregates && got > 0) {
             aggregateOrNot(full, aggregated);
         }
+        batching = got > 0;
         return Math.max(got, 0); // EAGAIN: nothing waits; another error is retried on the next call
+    }
+
+    /**
+     * Takes one datagram with {@code recvfrom} into the first receive buffer ({@link #batching}). Should the kernel
+     * still hold an aggregate merged before {@code UDP_GRO} was switched off, it comes whole without its size: its
+     * datagrams' frames lie end to end, and {@link #split} walks them by their lengths as it does a datagram's.
+     *
+     * @return 1 if a datagram was taken, 0 if none waits (or the call failed: tried again on the next poll)
+     */
+    private int receiveOne(final FrameHandler handler) {
+        singleReceives++;
+        rxNameLength.set(ValueLayout.JAVA_INT, 0, Posix.SOCKADDR_IN_SIZE);
+        final long length;
+        try {
+            length = (long) Posix.RECVFROM_UNCAPTURED.invokeExact(fd, rxBuffers[0], (long) RX_BUFFER,
+                Posix.MSG_DONTWAIT, rxNames, rxNameLength);
+        } catch (final Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        if (length < 0) {
+            return 0;
+        }
+        batching = true;
+        if (rxNames.get(ValueLayout.JAVA_SHORT, 0) != Posix.AF_INET) {
+            notIpv4++;
+        } else {
+            // not aggregating, so one datagram cannot switch it on (that takes a batch of full ones)
+            split(handler, rxBuffers[0], rxViews[0], 0, (int) length, UdpAddress.handle(
+                rxNames.get(Posix.NET_INT, Posix.SIN_ADDR), rxNames.get(Posix.NET_SHORT, Posix.SIN_PORT) & 0xFFFF));
+        }
+        return 1;
     }
 
     /**
@@ -592,6 +641,7 @@ public final class UdpLink implements Link {
         counters.merge("link.rx.aggregates", aggregates, Long::sum);
         counters.merge("link.rx.aggregated_datagrams", aggregatedDatagrams, Long::sum);
         counters.merge("link.rx.aggregating_switches", aggregatingSwitches, Long::sum);
+        counters.merge("link.rx.single_receives", singleReceives, Long::sum);
         counters.merge("link.rx.placed", placement.placed, Long::sum);
         counters.merge("link.rx.bad_crc", placement.badCrc, Long::sum);
         counters.merge("link.rx.truncated", placement.mismatched, Long::sum);
