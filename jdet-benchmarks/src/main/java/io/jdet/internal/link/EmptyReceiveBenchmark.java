@@ -64,7 +64,7 @@ public class EmptyReceiveBenchmark {
         msg.set(ValueLayout.JAVA_LONG, Posix.MSG_NAME, name.address());
         msg.set(ValueLayout.JAVA_INT, Posix.MSG_NAMELEN, Posix.SOCKADDR_IN_SIZE);
         msg.set(ValueLayout.JAVA_LONG, Posix.MSG_IOV, iov.address());
-        msg.set(ValueLayout.JAVA_LONG, Posix.MSG_IOV + 8, 1);
+        msg.set(ValueLayout.JAVA_LONG, Posix.MSG_IOVLEN, 1);
         msgs = arena.allocate((long) Posix.MMSGHDR_SIZE * BATCH, 8);
         for (int i = 0; i < BATCH; i++) {
             msgs.asSlice((long) i * Posix.MMSGHDR_SIZE, Posix.MSGHDR_SIZE).copyFrom(msg);

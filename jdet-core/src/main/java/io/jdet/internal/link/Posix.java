@@ -13,7 +13,8 @@ import java.lang.invoke.VarHandle;
  * The few Linux socket calls the UDP link needs, bound through the foreign function API: no JNI, no copies.
  * Constants and structure layouts are those of 64-bit Linux (x86-64 and AArch64 share them). Each handle that can
  * fail captures {@code errno} into a caller-supplied segment ({@link #newErrnoState}). The data-path calls
- * ({@link #SENDMSG}, {@link #SENDMMSG}, {@link #RECVMMSG}) are non-blocking and marked critical, so a call costs a plain native call;
+ * ({@link #SENDMSG}, {@link #SENDMMSG}, {@link #RECVMMSG}, and their uncaptured forms with
+ * {@link #RECVFROM_UNCAPTURED}) are non-blocking and marked critical, so a call costs a plain native call;
  * {@link #PPOLL} blocks and is not.
  */
 final class Posix {

@@ -70,6 +70,12 @@ public final class UdpLink implements Link {
     private final MemorySegment rxNameLength;
     /** Polls that took their datagram, or found none, with {@code recvfrom} ({@link #batching}). */
     private long singleReceives;
+    /**
+     * Whether the single receive before this batch took a datagram of the full frame size: a long message's first
+     * fragment, taken alone, which the batch after it counts towards {@link #AGGREGATE_FROM} as one receive with
+     * its own, so that a message of two full fragments still switches {@link #aggregating} on.
+     */
+    private boolean fullAlone;
     /** Socket buffers asked for: large, so bursts of 64 KiB frames are not dropped by the kernel. */
     private static final int SOCKET_BUFFER = 8 << 20;
     private final Arena arena = Arena.ofShared();
@@ -487,7 +493,8 @@ public final class UdpLink implements Link {
         } catch (final Throwable t) {
             throw new IllegalStateException(t);
         }
-        int full = 0;
+        int full = fullAlone ? 1 : 0;
+        fullAlone = false;
         int aggregated = 0;
         for (int i = 0; i < got; i++) {
             final int length = rxMsgs.get(ValueLayout.JAVA_INT, (long) i * Posix.MMSGHDR_SIZE + Posix.MMSG_LEN);
@@ -522,8 +529,9 @@ public final class UdpLink implements Link {
     }
 
     /**
-     * Takes one datagram with {@code recvfrom} into the first receive buffer ({@link #batching}). Should the kernel
-     * still hold an aggregate merged before {@code UDP_GRO} was switched off, it comes whole without its size: its
+     * Takes one datagram with {@code recvfrom} into the first receive buffer ({@link #batching}). An aggregate merged
+     * before {@code UDP_GRO} went off is taken by the batch that switched it off, or the next one, as the socket is
+     * first in, first out; should a failed batch leave one for this call, it comes whole without its size: its
      * datagrams' frames lie end to end, and {@link #split} walks them by their lengths as it does a datagram's.
      *
      * @return 1 if a datagram was taken, 0 if none waits (or the call failed: tried again on the next poll)
@@ -545,7 +553,8 @@ public final class UdpLink implements Link {
         if (rxNames.get(ValueLayout.JAVA_SHORT, 0) != Posix.AF_INET) {
             notIpv4++;
         } else {
-            // not aggregating, so one datagram cannot switch it on (that takes a batch of full ones)
+            // not aggregating: a full-size datagram counts with the batch after it (aggregateOrNot), not alone
+            fullAlone = length == mtu;
             split(handler, rxBuffers[0], rxViews[0], 0, (int) length, UdpAddress.handle(
                 rxNames.get(Posix.NET_INT, Posix.SIN_ADDR), rxNames.get(Posix.NET_SHORT, Posix.SIN_PORT) & 0xFFFF));
         }

@@ -127,6 +127,24 @@ class UdpLinkSegmentedSendTest {
         });
     }
 
+    @Test
+    void aLongMessageOfTwoFullFragmentsSwitchesAggregatingOnAtAnIdleLink() throws Throwable {
+        // An idle link takes the first datagram alone (recvfrom) and the rest in a batch: the full-size one taken
+        // alone still counts with the batch's, as when one recvmmsg took both.
+        onVethPair(1500, 229, (a, b, ip) -> {
+            final LinkFrames.Received idle = new LinkFrames.Received();
+            assertEquals(0, b.receive(idle, 16), "nothing waits: the next receive is a single one");
+            a.cork();
+            assertTrue(LinkFrames.send(a, b, 1, full(a)));
+            assertTrue(LinkFrames.send(a, b, 2, full(a)));
+            assertTrue(LinkFrames.send(a, b, 3, 100));
+            a.uncork();
+            LinkFrames.assertFrames(receive(b, 3), 1, full(a), full(a), 100);
+            assertTrue(counters(b).get("link.rx.single_receives") >= 2, "the first datagram taken alone");
+            assertTrue(b.aggregating(), "two full-size datagrams are a long message's fragments");
+        });
+    }
+
     /** Sends a run of three full-size datagrams from a to b and receives it: b aggregates from then on. */
     private static void prime(final UdpLink a, final UdpLink b) {
         a.cork();
