@@ -807,13 +807,12 @@ public final class CollectiveImpl implements Collective {
     private boolean writesClear(final int r) {
         final Schedule s = schedule;
         for (int op = s.roundStart[r]; op < s.roundStart[r + 1]; op++) {
-            if ((s.kind[op] == Schedule.COPY || s.kind[op] == Schedule.REDUCE)
-                && sendInFlightReads(s.address(s.first[op] + 1), s.total[op], -1)) {
+            if ((s.kind[op] == Schedule.COPY || s.kind[op] == Schedule.REDUCE) && localWriteReadInFlight(s, op)) {
                 return false;
             }
         }
         for (int op = s.roundStart[r + 1]; op < s.roundStart[r + 2]; op++) {
-            if (s.kind[op] == Schedule.EARLY_COPY && sendInFlightReads(s.address(s.first[op] + 1), s.total[op], -1)) {
+            if (s.kind[op] == Schedule.EARLY_COPY && localWriteReadInFlight(s, op)) {
                 return false;
             }
             if (s.kind[op] == Schedule.RECV) {
@@ -827,6 +826,11 @@ public final class CollectiveImpl implements Collective {
             }
         }
         return true;
+    }
+
+    /** Whether a send not yet acknowledged reads a byte that local operation {@code op} writes (its second block). */
+    private boolean localWriteReadInFlight(final Schedule s, final int op) {
+        return sendInFlightReads(s.address(s.first[op] + 1), s.total[op], -1);
     }
 
     /** Whether a zero-copy send not yet acknowledged, to any peer but {@code exemptPeer}, reads those bytes. */
